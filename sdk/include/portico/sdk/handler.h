@@ -1,0 +1,72 @@
+// handler.h: the gateway-side C++ API of a kind: Change, Txn and StageFn, wrapping the C ABI's
+// stage hook. A handler translates its kind's synced views into runtime contributions in the
+// versioned formats of abi.h (PORTICO_FORMAT_*); it never publishes.
+//
+// Threading: stage runs on the gateway's sync thread, one batch at a time; a Txn is valid only
+// during that call.
+#ifndef PORTICO_SDK_HANDLER_H_
+#define PORTICO_SDK_HANDLER_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "portico/sdk/status.h"
+#include "portico/sdk/types.h"
+
+namespace portico::sdk {
+
+// Change is one synced object in a batch (json empty on delete).
+struct Change {
+  portico_change_op op;
+  ObjectRef ref;
+  std::string_view json;
+  std::string_view hash;
+};
+
+// Txn stages contributions owned by object keys into the runtime transaction.
+class Txn {
+ public:
+  explicit Txn(const portico_txn* raw) : raw_(raw) {}
+
+  Status Put(std::string_view owner, std::string_view format, std::string_view id,
+             std::string_view json) const {
+    if (raw_->put == nullptr) return UnimplementedError("host has no txn.put");
+    StringSink error;
+    portico_code code = raw_->put(raw_->host, Str(owner), Str(format), Str(id), Str(json), error.sink());
+    if (code == PORTICO_OK) return OkStatus();
+    return Status(static_cast<StatusCode>(code), error.take());
+  }
+  void Remove(std::string_view owner, std::string_view format, std::string_view id) const {
+    if (raw_->remove != nullptr) raw_->remove(raw_->host, Str(owner), Str(format), Str(id));
+  }
+  void ClearOwner(std::string_view owner) const {
+    if (raw_->clear_owner != nullptr) raw_->clear_owner(raw_->host, Str(owner));
+  }
+  std::optional<std::string> GetSynced(const ObjectRef& ref) const {
+    if (raw_->get_synced == nullptr) return std::nullopt;
+    StringSink out;
+    portico_object_ref c = ref.ToC();
+    if (raw_->get_synced(raw_->host, &c, out.sink()) == 0) return std::nullopt;
+    return out.take();
+  }
+  void Nack(const ObjectRef& ref, std::string_view reason) const {
+    portico_object_ref c = ref.ToC();
+    if (raw_->nack != nullptr) raw_->nack(raw_->host, &c, Str(reason));
+  }
+  void Log(portico_log_level level, std::string_view message) const {
+    if (raw_->log != nullptr) raw_->log(raw_->host, level, Str(message));
+  }
+
+ private:
+  const portico_txn* raw_;
+};
+
+// StageFn translates a kind's changes of one batch into contributions.
+using StageFn = std::function<Status(const Txn&, const std::vector<Change>&)>;
+
+}  // namespace portico::sdk
+
+#endif  // PORTICO_SDK_HANDLER_H_
