@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# test.sh: builds Portico and runs every test, on a fresh Debian 12 machine or a warm one.
+#   1. installs the Debian packages (scripts/setup.sh, idempotent);
+#   2. dev preset (warnings as errors): build all, run all tests (ctest);
+#   3. asan preset (ASan + UBSan): build, run the unit tests (label "unit");
+#   4. the SDK install test (tests/sdk_install/run.sh).
+# Prints a final "N passed, M failed" line; exits non-zero on any failure.
+# PORTICO_SKIP_ASAN=1 skips step 3 (local iteration only; CI runs it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-2}
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/portico-ccache}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+
+bash scripts/setup.sh
+start=$(date +%s)
+
+summary=()
+passed=0
+failed=0
+run_ctest() {  # run_ctest <label> <ctest args...>
+  local label=$1; shift
+  local log; log=$(mktemp)
+  local rc=0
+  ctest "$@" 2>&1 | tee "$log" || rc=$?
+  local line; line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n1 || true)
+  if [ -n "$line" ]; then
+    local total f
+    f=$(sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$line")
+    total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
+    passed=$((passed + total - f)); failed=$((failed + f))
+    summary+=("$label: $((total - f)) passed, $f failed")
+  else
+    failed=$((failed + 1)); summary+=("$label: ctest did not report (rc=$rc)")
+  fi
+  rm -f "$log"
+  return 0
+}
+
+echo "== dev build"
+cmake --preset dev >/dev/null
+cmake --build --preset dev -j"$JOBS"
+echo "== dev tests"
+run_ctest dev --preset dev -j"$JOBS"
+
+if [ "${PORTICO_SKIP_ASAN:-0}" != 1 ]; then
+  echo "== asan build"
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan -j"$JOBS"
+  echo "== asan unit tests"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_ctest asan --preset asan -j"$JOBS"
+fi
+
+echo "== sdk install"
+if bash tests/sdk_install/run.sh build/dev; then
+  passed=$((passed + 1)); summary+=("sdk_install: 1 passed, 0 failed")
+else
+  failed=$((failed + 1)); summary+=("sdk_install: 0 passed, 1 failed")
+fi
+
+echo
+for s in "${summary[@]}"; do echo "  $s"; done
+echo "  time: $(( $(date +%s) - start )) s"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
