@@ -1,0 +1,59 @@
+// portico-gateway: receives processed configuration from portico-controller over ConfigSync and
+// serves HTTP(S) (ConfigSync and data-plane issues).
+//
+// Today: loads the plugin directory through the C ABI and prints the inventory it will announce
+// to the controller (kinds with a gateway handler); --check exits after that.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "core/plugin/load_report.h"
+#include "core/plugin/plugin_loader.h"
+#include "core/sync/inventory.h"
+
+namespace {
+
+// DefaultPluginDir: <prefix>/lib/portico/plugins for an installed binary, else the build tree's.
+std::string DefaultPluginDir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "lib/portico/plugins";
+  fs::path installed = exe.parent_path().parent_path() / "lib/portico/plugins";
+  if (fs::is_directory(installed, ec)) return installed.string();
+  return (exe.parent_path().parent_path() / "plugins-out").string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"portico-gateway: serves HTTP(S) from the controller's configuration"};
+  std::string plugin_dir = DefaultPluginDir();
+  bool check = false;
+  app.add_option("--plugin-dir", plugin_dir, "Directory of plugin .so files")->capture_default_str();
+  app.add_flag("--check", check, "Load plugins, print the inventory and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  auto loaded = portico::core::LoadPluginDir(plugin_dir);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "error: %s\n", loaded.status().message().c_str());
+    return 1;
+  }
+  std::fputs(portico::core::FormatLoadReport(*loaded).c_str(), stdout);
+  std::printf("inventory:\n");
+  for (const auto& plugin : portico::core::BuildInventory(*loaded)) {
+    for (const auto& kind : plugin.kinds()) {
+      bool handler = (kind.capabilities() & PORTICO_CAP_HANDLER) != 0;
+      std::printf("  %s.%s %s\n", kind.kind().c_str(), kind.group().c_str(),
+                  handler ? "handler" : "(no handler: not synced here)");
+    }
+  }
+  if (!check) {
+    std::fprintf(stderr, "portico-gateway: serving arrives with the ConfigSync and data-plane "
+                         "issues; use --check\n");
+    return 2;
+  }
+  return loaded->RefusalLines().empty() ? 0 : 1;
+}
