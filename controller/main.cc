@@ -12,6 +12,7 @@
 
 #include "controller/center/config_files.h"
 #include "controller/reconcile/object_validator.h"
+#include "core/plugin/default_plugin_dir.h"
 #include "core/plugin/load_report.h"
 #include "core/plugin/plugin_loader.h"
 
@@ -53,21 +54,12 @@ int CheckConfigDir(const fs::path& dir, const ObjectValidator& validator) {
   return errors;
 }
 
-// DefaultPluginDir: <prefix>/lib/portico/plugins for an installed binary, else the build tree's.
-std::string DefaultPluginDir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "lib/portico/plugins";
-  fs::path installed = exe.parent_path().parent_path() / "lib/portico/plugins";
-  if (fs::is_directory(installed, ec)) return installed.string();
-  return (exe.parent_path().parent_path() / "plugins-out").string();
-}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"portico-controller: Gateway API resources in, processed configuration out"};
-  std::string plugin_dir = DefaultPluginDir();
+  std::string plugin_dir = portico::core::DefaultPluginDir();
   std::string config_dir;
   bool check = false;
   app.add_option("--plugin-dir", plugin_dir, "Directory of plugin .so files")->capture_default_str();

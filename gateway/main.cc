@@ -6,31 +6,16 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <string>
 
+#include "core/plugin/default_plugin_dir.h"
 #include "core/plugin/load_report.h"
 #include "core/plugin/plugin_loader.h"
 #include "core/sync/inventory.h"
 
-namespace {
-
-// DefaultPluginDir: <prefix>/lib/portico/plugins for an installed binary, else the build tree's.
-std::string DefaultPluginDir() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "lib/portico/plugins";
-  fs::path installed = exe.parent_path().parent_path() / "lib/portico/plugins";
-  if (fs::is_directory(installed, ec)) return installed.string();
-  return (exe.parent_path().parent_path() / "plugins-out").string();
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{"portico-gateway: serves HTTP(S) from the controller's configuration"};
-  std::string plugin_dir = DefaultPluginDir();
+  std::string plugin_dir = portico::core::DefaultPluginDir();
   bool check = false;
   app.add_option("--plugin-dir", plugin_dir, "Directory of plugin .so files")->capture_default_str();
   app.add_flag("--check", check, "Load plugins, print the inventory and exit");
