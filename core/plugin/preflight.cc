@@ -1,0 +1,132 @@
+#include "core/plugin/preflight.h"
+
+#include <algorithm>
+#include <system_error>
+#include <utility>
+
+#include "core/common/sha256.h"
+#include "core/plugin/elf_manifest.h"
+#include "portico/sdk/abi.h"
+#include "portico/sdk/version.h"
+
+namespace portico::core {
+namespace {
+
+std::string AbiString(uint32_t major, uint32_t minor) {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+// ManifestRefusal turns a manifest extraction/parse error into a refusal reason with its fix.
+std::string ManifestRefusal(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kNotFound:
+      return status.message() +
+             "; remove the file from the plugin directory, or build it with portico_add_plugin()";
+    case StatusCode::kInvalidArgument:
+      if (status.message().rfind("manifest", 0) == 0) {
+        return "invalid embedded manifest: " + status.message() +
+               "; fix manifest.json and rebuild the plugin";
+      }
+      return status.message() +
+             "; remove it from the plugin directory (only Portico plugins belong there)";
+    case StatusCode::kDataLoss:
+      return status.message() + "; the file is damaged: reinstall or rebuild the plugin";
+    default:
+      return status.message() + "; check the file's permissions";
+  }
+}
+
+}  // namespace
+
+void PluginRecord::Reject(std::string why) {
+  if (verdict == PluginVerdict::kRejected) return;
+  verdict = PluginVerdict::kRejected;
+  reason = std::move(why);
+}
+
+std::string PluginRecord::RefusalLine() const { return path + ": plugin refused: " + reason; }
+
+std::string PluginRecord::DisplayName() const {
+  if (manifest) return manifest->name;
+  return std::filesystem::path(path).filename().string();
+}
+
+std::string PluginRecord::AbiVerdict() const {
+  if (!manifest) return "<none>";
+  return AbiString(manifest->abi_major, manifest->abi_minor) +
+         (CheckAbi(manifest->abi_major, manifest->abi_minor).ok() ? " ok" : " incompatible");
+}
+
+Status CheckAbi(uint32_t major, uint32_t minor) {
+  const std::string host = std::to_string(PORTICO_ABI_MAJOR) + ".x";
+  const std::string rebuild = "rebuild it against Portico SDK " PORTICO_SDK_VERSION;
+  if (major != PORTICO_ABI_MAJOR) {
+    return FailedPreconditionError("built for ABI " + AbiString(major, minor) +
+                                   "; this host speaks " + host + "; " + rebuild);
+  }
+  if (minor > PORTICO_ABI_MINOR) {
+    return FailedPreconditionError(
+        "built for ABI " + AbiString(major, minor) + ", newer than this host's " +
+        AbiString(PORTICO_ABI_MAJOR, PORTICO_ABI_MINOR) + "; upgrade the host or " + rebuild);
+  }
+  return OkStatus();
+}
+
+PluginRecord PreflightPlugin(const std::filesystem::path& path) {
+  PluginRecord record;
+  record.path = path.string();
+  auto bytes = ReadFileBytes(path);
+  if (!bytes.ok()) {
+    record.Reject(ManifestRefusal(bytes.status()));
+    return record;
+  }
+  record.sha256 = Sha256Hex(*bytes);
+  auto text = ExtractElfManifest(*bytes);
+  if (!text.ok()) {
+    record.Reject(ManifestRefusal(text.status()));
+    return record;
+  }
+  auto manifest = ParseManifest(*text);
+  if (!manifest.ok()) {
+    record.Reject(ManifestRefusal(manifest.status()));
+    return record;
+  }
+  record.manifest = std::move(manifest).value();
+  Status abi = CheckAbi(record.manifest->abi_major, record.manifest->abi_minor);
+  if (!abi.ok()) record.Reject(abi.message());
+  return record;
+}
+
+StatusOr<std::vector<std::filesystem::path>> ListPluginFiles(const std::filesystem::path& dir) {
+  std::error_code ec;
+  auto status = std::filesystem::status(dir, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    return NotFoundError("plugin directory " + dir.string() + " does not exist");
+  }
+  if (!std::filesystem::is_directory(status)) {
+    return FailedPreconditionError("plugin directory " + dir.string() + " is not a directory");
+  }
+  std::vector<std::filesystem::path> files;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    return UnavailableError("cannot list plugin directory " + dir.string() + ": " + ec.message());
+  }
+  for (const auto& entry : it) {
+    if (entry.path().extension() != ".so") continue;
+    std::error_code file_ec;
+    if (!entry.is_regular_file(file_ec)) continue;  // follows symlinks
+    files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+StatusOr<std::vector<PluginRecord>> ScanPluginDir(const std::filesystem::path& dir) {
+  PORTICO_ASSIGN_OR_RETURN(std::vector<std::filesystem::path> files, ListPluginFiles(dir));
+  std::vector<PluginRecord> records;
+  records.reserve(files.size());
+  for (const auto& file : files) records.push_back(PreflightPlugin(file));
+  return records;
+}
+
+}  // namespace portico::core

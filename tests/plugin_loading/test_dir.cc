@@ -1,0 +1,42 @@
+#include "tests/plugin_loading/test_dir.h"
+
+#include <stdlib.h>
+
+#include <fstream>
+#include <stdexcept>
+#include <system_error>
+
+namespace portico::testing {
+
+std::filesystem::path FixturePath(std::string_view name) {
+  return std::filesystem::path(PORTICO_FIXTURES_DIR) /
+         ("libportico-fixture-" + std::string(name) + ".so");
+}
+
+TempDir::TempDir() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "portico-plugins-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string TempDir::AddFixture(std::string_view name) {
+  std::filesystem::path from = FixturePath(name);
+  std::filesystem::path to = path_ / from.filename();
+  std::filesystem::copy_file(from, to);
+  return to.string();
+}
+
+std::string TempDir::AddFile(std::string_view file_name, std::string_view bytes) {
+  std::filesystem::path to = path_ / file_name;
+  std::ofstream out(to, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return to.string();
+}
+
+}  // namespace portico::testing
