@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/store/store_records.h"
-#include "core/workqueue/clock.h"
+#include "core/common/clock.h"
 
 namespace portico::core {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/workqueue/fake_clock.h"
+#include "core/common/fake_clock.h"
 
 namespace portico::core {
 namespace {

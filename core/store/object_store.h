@@ -32,7 +32,7 @@
 #include "core/store/event_log.h"
 #include "core/store/store_key.h"
 #include "core/store/store_records.h"
-#include "core/workqueue/clock.h"
+#include "core/common/clock.h"
 #include "portico/sdk/status.h"
 
 namespace portico::core {

@@ -8,7 +8,7 @@
 
 #include "core/common/sha256.h"
 #include "core/store/object_store.h"
-#include "core/workqueue/fake_clock.h"
+#include "core/common/fake_clock.h"
 
 namespace portico::core {
 namespace {

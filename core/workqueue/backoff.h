@@ -5,7 +5,7 @@
 #ifndef PORTICO_CORE_WORKQUEUE_BACKOFF_H_
 #define PORTICO_CORE_WORKQUEUE_BACKOFF_H_
 
-#include "core/workqueue/clock.h"
+#include "core/common/clock.h"
 
 namespace portico::core {
 

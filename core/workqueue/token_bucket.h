@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "core/workqueue/clock.h"
+#include "core/common/clock.h"
 
 namespace portico::core {
 

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/workqueue/fake_clock.h"
+#include "core/common/fake_clock.h"
 
 namespace portico::core {
 namespace {

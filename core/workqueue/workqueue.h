@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "core/workqueue/backoff.h"
-#include "core/workqueue/clock.h"
+#include "core/common/clock.h"
 #include "core/workqueue/token_bucket.h"
 #include "portico/sdk/status.h"
 

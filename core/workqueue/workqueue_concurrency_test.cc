@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/workqueue/fake_clock.h"
+#include "core/common/fake_clock.h"
 #include "core/workqueue/workqueue.h"
 
 namespace portico::core {

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/workqueue/fake_clock.h"
+#include "core/common/fake_clock.h"
 
 namespace portico::core {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/workqueue/fake_clock.h"
+#include "core/common/fake_clock.h"
 
 #include <gtest/gtest.h>
 

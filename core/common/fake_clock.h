@@ -3,13 +3,13 @@
 //
 // Thread-safety: all methods may be called concurrently. Ownership: observers are not owned;
 // an observer must be removed before it is destroyed.
-#ifndef PORTICO_CORE_WORKQUEUE_FAKE_CLOCK_H_
-#define PORTICO_CORE_WORKQUEUE_FAKE_CLOCK_H_
+#ifndef PORTICO_CORE_COMMON_FAKE_CLOCK_H_
+#define PORTICO_CORE_COMMON_FAKE_CLOCK_H_
 
 #include <mutex>
 #include <vector>
 
-#include "core/workqueue/clock.h"
+#include "core/common/clock.h"
 
 namespace portico::core {
 
@@ -44,4 +44,4 @@ class FakeClock final : public Clock {
 
 }  // namespace portico::core
 
-#endif  // PORTICO_CORE_WORKQUEUE_FAKE_CLOCK_H_
+#endif  // PORTICO_CORE_COMMON_FAKE_CLOCK_H_

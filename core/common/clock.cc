@@ -1,4 +1,4 @@
-#include "core/workqueue/clock.h"
+#include "core/common/clock.h"
 
 namespace portico::core {
 namespace {

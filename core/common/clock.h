@@ -4,10 +4,9 @@
 // Thread-safety: every Clock is safe for concurrent use. Ownership: users hold a non-owning
 // Clock* that must outlive them; Clock::Real() is a process-wide singleton that lives forever.
 //
-// Used by core/workqueue and core/store; it belongs in core/common once that folder's owner
-// takes it.
-#ifndef PORTICO_CORE_WORKQUEUE_CLOCK_H_
-#define PORTICO_CORE_WORKQUEUE_CLOCK_H_
+// Used by core/workqueue and core/store.
+#ifndef PORTICO_CORE_COMMON_CLOCK_H_
+#define PORTICO_CORE_COMMON_CLOCK_H_
 
 #include <chrono>
 
@@ -52,4 +51,4 @@ Clock::TimePoint SaturatingAdd(Clock::TimePoint t, Clock::Duration d);
 
 }  // namespace portico::core
 
-#endif  // PORTICO_CORE_WORKQUEUE_CLOCK_H_
+#endif  // PORTICO_CORE_COMMON_CLOCK_H_
