@@ -13,7 +13,6 @@
 #include "controller/center/config_files.h"
 #include "controller/reconcile/object_validator.h"
 #include "core/plugin/default_plugin_dir.h"
-#include "core/plugin/load_report.h"
 #include "core/plugin/plugin_loader.h"
 
 namespace {
@@ -72,7 +71,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", loaded.status().message().c_str());
     return 1;
   }
-  std::fputs(portico::core::FormatLoadReport(*loaded).c_str(), stdout);
   auto validator = ObjectValidator::Create(loaded->registry);
   if (!validator.ok()) {
     std::fprintf(stderr, "error: %s\n", validator.status().message().c_str());

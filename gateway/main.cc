@@ -9,7 +9,6 @@
 #include <string>
 
 #include "core/plugin/default_plugin_dir.h"
-#include "core/plugin/load_report.h"
 #include "core/plugin/plugin_loader.h"
 #include "core/sync/inventory.h"
 
@@ -26,13 +25,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", loaded.status().message().c_str());
     return 1;
   }
-  std::fputs(portico::core::FormatLoadReport(*loaded).c_str(), stdout);
   std::printf("inventory:\n");
   for (const auto& plugin : portico::core::BuildInventory(*loaded)) {
     for (const auto& kind : plugin.kinds()) {
       bool handler = (kind.capabilities() & PORTICO_CAP_HANDLER) != 0;
-      std::printf("  %s.%s %s\n", kind.kind().c_str(), kind.group().c_str(),
-                  handler ? "handler" : "(no handler: not synced here)");
+      std::string id = kind.kind() + (kind.group().empty() ? "" : "." + kind.group());
+      std::printf("  %s %s\n", id.c_str(), handler ? "handler" : "(no handler: not synced here)");
     }
   }
   if (!check) {

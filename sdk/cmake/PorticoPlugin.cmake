@@ -8,13 +8,12 @@
 #     [INSTALL_DESTINATION <dir>]     # default: lib/portico/plugins
 #     [NO_INSTALL])
 #
+# The target is named portico-<name> (use it with target_* commands and $<TARGET_FILE:...>).
 # Builds libportico-<name>.so (a MODULE library) with hidden visibility, and embeds the manifest
 # (plus ABI major/minor and SDK version) in the ELF section .portico_manifest, readable without
 # running plugin code, and each kind's JSON Schema (the manifest's kinds[].schema file) for the
 # SDK's registration builder.
 include_guard(GLOBAL)
-
-set(_PORTICO_PLUGIN_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 # _portico_read_define(<header> <macro> <out>): the value of a #define in a header.
 function(_portico_read_define header macro out)
@@ -91,7 +90,11 @@ function(portico_add_plugin name)
     VISIBILITY_INLINES_HIDDEN ON)
   target_compile_features(${target} PRIVATE cxx_std_20)
   target_link_libraries(${target} PRIVATE ${PORTICO_SDK_TARGET} ${ARG_LIBS})
-  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  # Export only the ABI entry (no std:: instantiations leak into the dynamic symbol table).
+  target_link_options(${target} PRIVATE -Wl,--no-undefined
+    "-Wl,--version-script=${CMAKE_CURRENT_FUNCTION_LIST_DIR}/plugin_exports.map")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS
+    "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/plugin_exports.map")
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
   endif()

@@ -1,0 +1,168 @@
+// secret_plugin: the Secret kind (core/v1, namespaced, never synced).
+//
+// The processor checks what the schema cannot: data keys are valid, data values are base64,
+// stringData merges over data, the total stays under Kubernetes' 1 MiB, and typed Secrets carry
+// their required keys (kubernetes.io/tls needs tls.crt and tls.key). PEM parsing of TLS
+// material comes with the certificate format (docs/contributions.md, certificate.v1). The export
+// is secret-free: the type and the key names only; material is read through the host's
+// get_secret().
+// Threading: stateless; process() may run concurrently for different Secrets.
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "portico/sdk/plugin.h"
+
+namespace portico::plugins::secret {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+constexpr size_t kMaxSecretBytes = 1024 * 1024;
+
+// IsDataKey: Kubernetes config keys, [-._a-zA-Z0-9]+, at most 253 characters, not "." or "..".
+bool IsDataKey(std::string_view key) {
+  if (key.empty() || key.size() > 253 || key == "." || key == "..") return false;
+  for (char c : key) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// DecodedBase64Size returns the decoded size of standard, padded base64, or -1 when invalid.
+int64_t DecodedBase64Size(std::string_view s) {
+  if (s.size() % 4 != 0) return -1;
+  size_t padding = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    bool alphabet = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '+' || c == '/';
+    if (c == '=') {
+      if (i + 2 < s.size()) return -1;  // padding only in the last two positions
+      ++padding;
+    } else if (!alphabet || padding > 0) {
+      return -1;
+    }
+  }
+  return static_cast<int64_t>(s.size() / 4 * 3 - padding);
+}
+
+// RequiredKeys lists the keys a typed Secret must carry; `any_of` means one of them suffices.
+struct Requirement {
+  std::vector<std::string> keys;
+  bool any_of = false;
+};
+std::optional<Requirement> RequiredKeys(std::string_view type) {
+  if (type == "kubernetes.io/tls") return Requirement{{"tls.crt", "tls.key"}};
+  if (type == "kubernetes.io/basic-auth") return Requirement{{"username", "password"}, true};
+  if (type == "kubernetes.io/ssh-auth") return Requirement{{"ssh-privatekey"}};
+  if (type == "kubernetes.io/dockerconfigjson") return Requirement{{".dockerconfigjson"}};
+  if (type == "kubernetes.io/dockercfg") return Requirement{{".dockercfg"}};
+  return std::nullopt;
+}
+
+void Field(Writer& w, std::string_view key, std::string_view value) {
+  w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::ProcessResult& result) {
+  PORTICO_ASSIGN_OR_RETURN(const rapidjson::Document* doc, obj.doc());
+  const std::string who = obj.ref().Display();
+  auto error = [&](const std::string& field, const std::string& what) {
+    return InvalidArgumentError(who + ": " + field + ": " + what);
+  };
+  std::string type = json::GetString(*doc, "type", "Opaque");
+  if (type.empty()) type = "Opaque";
+
+  std::set<std::string> keys;
+  int64_t total = 0;
+  for (const char* section : {"data", "stringData"}) {
+    const rapidjson::Value* map = json::Find(*doc, section);
+    if (map == nullptr || map->IsNull()) continue;
+    if (!map->IsObject()) return error(section, "must be an object");
+    for (const auto& m : map->GetObject()) {
+      std::string key(m.name.GetString(), m.name.GetStringLength());
+      std::string field = std::string(section) + "[\"" + key + "\"]";
+      if (!IsDataKey(key)) {
+        return error(field, "invalid key (allowed: letters, digits, '-', '_', '.')");
+      }
+      if (!m.value.IsString()) return error(field, "must be a string");
+      std::string_view value(m.value.GetString(), m.value.GetStringLength());
+      int64_t size = static_cast<int64_t>(value.size());
+      if (section == std::string_view("data")) {
+        size = DecodedBase64Size(value);
+        if (size < 0) return error(field, "not valid base64");
+      }
+      total += size;
+      keys.insert(key);
+    }
+  }
+  if (total > static_cast<int64_t>(kMaxSecretBytes)) {
+    return error("data", "total size " + std::to_string(total) + " bytes exceeds 1 MiB");
+  }
+  if (auto required = RequiredKeys(type)) {
+    size_t present = 0;
+    for (const auto& key : required->keys) {
+      if (keys.count(key) > 0) {
+        ++present;
+      } else if (!required->any_of) {
+        return error("data", "type " + type + " requires key \"" + key + "\"");
+      }
+    }
+    if (required->any_of && present == 0) {
+      return error("data", "type " + type + " requires at least one of \"" + required->keys[0] +
+                               "\" or \"" + required->keys[1] + "\"");
+    }
+  }
+  if (type == "kubernetes.io/service-account-token") {
+    // Annotation keys contain dots, so look the member up directly rather than by path.
+    const rapidjson::Value* annotations = json::FindPath(*doc, "metadata.annotations");
+    if (annotations == nullptr ||
+        json::Find(*annotations, "kubernetes.io/service-account.name") == nullptr) {
+      return error("metadata.annotations",
+                   "type " + type + " requires annotation \"kubernetes.io/service-account.name\"");
+    }
+  }
+
+  rapidjson::StringBuffer exp;
+  Writer e(exp);
+  e.StartObject();
+  Field(e, "type", type);
+  e.Key("keys");
+  e.StartArray();
+  for (const auto& key : keys) e.String(key);
+  e.EndArray();
+  e.EndObject();
+  result.SetExport(std::string(exp.GetString(), exp.GetSize()));
+
+  rapidjson::StringBuffer st;
+  Writer s(st);
+  s.StartObject();
+  s.Key("conditions");
+  s.StartArray();
+  s.StartObject();
+  Field(s, "type", "Accepted");
+  Field(s, "status", "True");
+  Field(s, "reason", "Accepted");
+  Field(s, "message", "");
+  s.Key("observedGeneration");
+  s.Int64(obj.generation());
+  s.EndObject();
+  s.EndArray();
+  s.EndObject();
+  result.SetStatus(std::string(st.GetString(), st.GetSize()));
+  return OkStatus();
+}
+
+void Setup(sdk::Plugin& p) { p.Kind("", "Secret").Process(&ProcessSecret); }
+
+}  // namespace
+}  // namespace portico::plugins::secret
+
+PORTICO_PLUGIN(portico::plugins::secret::Setup)

@@ -1,0 +1,127 @@
+// process.cc: see process.h.
+#include "process.h"
+
+#include <optional>
+#include <string>
+
+#include "portico/sdk/json_writer.h"
+#include "validate.h"
+
+namespace portico::plugins::webhook {
+namespace {
+
+std::optional<sdk::Condition> CheckService(const WebhookSpec& spec, const std::string& ns,
+                                      sdk::ProcessContext& ctx) {
+  std::string service_ns = spec.service.ns.empty() ? ns : spec.service.ns;
+  std::string service = "Service " + service_ns + "/" + spec.service.name;
+  if (service_ns != ns && !ctx.ReferenceAllowed(kGroup, "Webhook", ns,
+                                                {"", "Service", service_ns, spec.service.name})) {
+    return sdk::Condition{
+        "ResolvedRefs", "False", "RefNotPermitted",
+        "spec.service: " + service + " is in another namespace and no ReferenceGrant allows it"};
+  }
+  std::optional<std::string> exported =
+      ctx.GetExport({"", "Service", service_ns, spec.service.name});
+  if (!exported) {
+    return sdk::Condition{"ResolvedRefs", "False", "BackendNotFound",
+                     "spec.service: " + service + " does not exist"};
+  }
+  auto doc = json::Parse(*exported, service);
+  const rapidjson::Value* ports = doc.ok() ? json::Find(*doc, "ports") : nullptr;
+  if (ports == nullptr || !ports->IsArray() || ports->Empty()) return std::nullopt;
+  for (const auto& p : ports->GetArray()) {
+    if (json::GetInt(p, "port") == spec.service.port) return std::nullopt;
+  }
+  return sdk::Condition{
+      "ResolvedRefs", "False", "BackendNotFound",
+      "spec.service: " + service + " has no port " + std::to_string(spec.service.port)};
+}
+
+std::optional<sdk::Condition> CheckCa(const WebhookSpec& spec, const std::string& ns,
+                                 sdk::ProcessContext& ctx) {
+  std::string ca_ns = spec.ca_ns.empty() ? ns : spec.ca_ns;
+  std::string secret = "Secret " + ca_ns + "/" + spec.ca_name;
+  if (ca_ns != ns &&
+      !ctx.ReferenceAllowed(kGroup, "Webhook", ns, {"", "Secret", ca_ns, spec.ca_name})) {
+    return sdk::Condition{"ResolvedRefs", "False", "RefNotPermitted",
+                     "spec.tls.caCertificateRef: " + secret +
+                         " is in another namespace and no ReferenceGrant allows it"};
+  }
+  std::optional<std::string> data = ctx.GetSecret(ca_ns, spec.ca_name);
+  auto doc = data ? json::Parse(*data, secret) : StatusOr<rapidjson::Document>(NotFoundError(""));
+  const rapidjson::Value* values = doc.ok() ? json::Find(*doc, "data") : nullptr;
+  if (values == nullptr || json::Find(*values, "ca.crt") == nullptr) {  // key with a dot: no path
+    return sdk::Condition{
+        "ResolvedRefs", "False", "InvalidCACertificateRef",
+        "spec.tls.caCertificateRef: " + secret + (data ? " has no ca.crt" : " does not exist")};
+  }
+  return std::nullopt;
+}
+
+void WriteList(sdk::JsonWriter& w, std::string_view key, const std::vector<std::string>& items) {
+  w.Key(key).BeginArray();
+  for (const auto& item : items) w.String(item);
+  w.EndArray();
+}
+
+std::string SyncedJson(const sdk::Object& obj, const WebhookSpec& spec) {
+  const std::string& ns = obj.ref().ns;
+  sdk::JsonWriter w;
+  w.BeginObject().Key("metadata").BeginObject().Field("name", obj.ref().name);
+  w.Field("namespace", ns).Field("generation", obj.generation()).EndObject();
+  w.Key("target").BeginObject();
+  if (spec.has_service) {
+    w.Key("service").BeginObject().Field("namespace",
+                                         spec.service.ns.empty() ? ns : spec.service.ns);
+    w.Field("name", spec.service.name).Field("port", spec.service.port).EndObject();
+  } else {
+    w.Field("scheme", spec.url.scheme).Field("host", spec.url.host).Field("port", spec.url.port);
+  }
+  w.EndObject().Field("path", spec.path).Field("method", spec.method);
+  w.Field("timeoutMs", spec.timeout_ms).Field("failurePolicy", spec.failure_policy);
+  WriteList(w, "forwardHeaders", spec.forward_headers);
+  WriteList(w, "upstreamHeaders", spec.upstream_headers);
+  WriteList(w, "responseHeaders", spec.response_headers);
+  if (spec.tls) {
+    w.Key("tls").BeginObject().Key("insecureSkipVerify").Bool(spec.insecure_skip_verify);
+    if (!spec.ca_name.empty()) {
+      w.Key("caCertificateRef")
+          .BeginObject()
+          .Field("namespace", spec.ca_ns.empty() ? ns : spec.ca_ns);
+      w.Field("name", spec.ca_name).EndObject();
+    }
+    w.EndObject();
+  }
+  return w.EndObject().Take();
+}
+
+}  // namespace
+
+Status ProcessWebhook(const sdk::Object& obj, sdk::ProcessContext& ctx,
+                      sdk::ProcessResult& result) {
+  PORTICO_ASSIGN_OR_RETURN(const rapidjson::Document* doc, obj.doc());
+  static const rapidjson::Value kEmpty(rapidjson::kObjectType);
+  const rapidjson::Value* spec_json = json::Find(*doc, "spec");
+  StatusOr<WebhookSpec> spec = ParseWebhook(spec_json != nullptr ? *spec_json : kEmpty);
+  if (!spec.ok()) return spec.status().WithPrefix(obj.ref().Display());
+
+  sdk::Condition resolved{"ResolvedRefs", "True", "ResolvedRefs", ""};
+  std::optional<sdk::Condition> bad;
+  if (spec->has_service) bad = CheckService(*spec, obj.ref().ns, ctx);
+  if (!bad && !spec->ca_name.empty()) bad = CheckCa(*spec, obj.ref().ns, ctx);
+  if (bad) resolved = *bad;
+
+  result.SetSynced(SyncedJson(obj, *spec));
+  sdk::JsonWriter exported;
+  exported.BeginObject()
+      .Field("filterType", kFilterType)
+      .Field("failurePolicy", spec->failure_policy);
+  result.SetExport(exported.EndObject().Take());
+  sdk::JsonWriter status;
+  status.BeginObject();
+  sdk::WriteConditions(status, {{"Accepted", "True", "Accepted", ""}, resolved}, obj.generation());
+  result.SetStatus(status.EndObject().Take());
+  return OkStatus();
+}
+
+}  // namespace portico::plugins::webhook

@@ -1,0 +1,197 @@
+// webhook_test: the Webhook kind and its filter type in the SDK's fake host, with the Service,
+// Secret and ReferenceGrant plugins beside it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "portico/sdk/testing/fake_host.h"
+
+namespace portico::plugins::webhook {
+namespace {
+
+using sdk::testing::FakeHost;
+using sdk::testing::FakeHttpExchange;
+using sdk::testing::ProcessOutcome;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kAuthService[] = R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"authz",
+  "namespace":"default"},"spec":{"selector":{"app":"authz"},"ports":[{"name":"http","port":9000,)"
+                                R"("targetPort":9000}]}})";
+
+std::string WebhookWith(std::string_view spec, std::string_view ns = "default") {
+  return R"({"apiVersion":"portico.io/v1alpha1","kind":"Webhook","metadata":{"name":"auth",)"
+         R"("namespace":")" +
+         std::string(ns) + R"("},"spec":)" + std::string(spec) + "}";
+}
+
+class plugin_webhook : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(host_.Load(PLUGIN_PATH).ok());
+    ASSERT_TRUE(host_.Load(SERVICE_PLUGIN_PATH).ok());
+    ASSERT_TRUE(host_.Load(SECRET_PLUGIN_PATH).ok());
+    ASSERT_TRUE(host_.Load(REFERENCEGRANT_PLUGIN_PATH).ok());
+  }
+  ProcessOutcome Webhook(const std::string& json) {
+    return host_.Process("portico.io", "Webhook", json);
+  }
+  FakeHost host_;
+};
+
+TEST_F(plugin_webhook, RegistersTheKindAndItsFilterType) {
+  const auto* kind = host_.FindKind("portico.io", "Webhook");
+  ASSERT_NE(kind, nullptr);
+  EXPECT_EQ(kind->versions, std::vector<std::string>{"v1alpha1"});
+  EXPECT_EQ(kind->reads, (std::vector<std::string>{"Service", "Secret"}));
+  EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_ALWAYS);
+  EXPECT_TRUE(kind->capabilities & PORTICO_CAP_ROUTE_FILTER);
+  const auto* filter = host_.FindFilterType("portico.io/Webhook");
+  ASSERT_NE(filter, nullptr);
+  EXPECT_EQ(filter->phase, PORTICO_PHASE_AUTHZ);
+}
+
+TEST_F(plugin_webhook, ServiceWebhookSyncsItsFilterConfig) {
+  ASSERT_TRUE(host_.Apply(kAuthService).ok());
+  ProcessOutcome out =
+      Webhook(WebhookWith(R"({"service":{"name":"authz","port":9000},"path":"/check",
+      "timeout":"500ms","forwardHeaders":["Authorization","Cookie"],"upstreamHeaders":["X-User"],
+      "responseHeaders":["WWW-Authenticate"]})"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(
+      out.synced,
+      R"({"metadata":{"name":"auth","namespace":"default","generation":1},)"
+      R"("target":{"service":{"namespace":"default","name":"authz","port":9000}},"path":"/check",)"
+      R"("method":"POST","timeoutMs":500,"failurePolicy":"Fail","forwardHeaders":[)"
+      R"("authorization","cookie"],)"
+      R"("upstreamHeaders":["x-user"],"responseHeaders":["www-authenticate"]})");
+  EXPECT_EQ(out.export_json, R"({"filterType":"portico.io/Webhook","failurePolicy":"Fail"})");
+  EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"ResolvedRefs","status":"True")"));
+  EXPECT_THAT(out.reads, ElementsAre("get Service default/authz hit"));
+}
+
+TEST_F(plugin_webhook, ServiceReferencesAreResolved) {
+  ProcessOutcome out = Webhook(WebhookWith(R"({"service":{"name":"authz","port":9000}})"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_THAT(*out.status_json,
+              HasSubstr(R"("reason":"BackendNotFound",)"
+                        R"("message":"spec.service: Service default/authz does not exist")"));
+  ASSERT_TRUE(host_.Apply(kAuthService).ok());
+  out = Webhook(WebhookWith(R"({"service":{"name":"authz","port":9001}})"));
+  EXPECT_THAT(*out.status_json, HasSubstr(R"(Service default/authz has no port 9001")"));
+
+  out = Webhook(
+      WebhookWith(R"({"service":{"name":"authz","namespace":"default","port":9000}})", "apps"));
+  EXPECT_THAT(*out.status_json, HasSubstr(R"("reason":"RefNotPermitted")"));
+  ASSERT_TRUE(
+      host_
+          .Apply(R"({"apiVersion":"gateway.networking.k8s.io/v1beta1","kind":"ReferenceGrant",
+      "metadata":{"name":"webhooks","namespace":"default"},
+      "spec":{"from":[{"group":"portico.io","kind":"Webhook","namespace":"apps"}],"to":[{)"
+                 R"("group":"","kind":"Service"}]}})")
+          .ok());
+  out = Webhook(
+      WebhookWith(R"({"service":{"name":"authz","namespace":"default","port":9000}})", "apps"));
+  EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"ResolvedRefs","status":"True")"));
+}
+
+TEST_F(plugin_webhook, UrlWebhookWithCustomCa) {
+  const char* spec =
+      R"({"url":"https://Auth.Example.com:8443/v1/check?tenant=a","failurePolicy":"Ignore",
+      "method":"GET","timeout":"2s","tls":{"caCertificateRef":{"name":"auth-ca"}}})";
+  ProcessOutcome out = Webhook(WebhookWith(spec));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(out.synced,
+            R"({"metadata":{"name":"auth","namespace":"default","generation":1},)"
+            R"("target":{"scheme":"https","host":"auth.example.com","port":8443},)"
+            R"("path":"/v1/check?tenant=a",)"
+            R"("method":"GET","timeoutMs":2000,"failurePolicy":"Ignore","forwardHeaders":[],)"
+            R"("upstreamHeaders":[],)"
+            R"("responseHeaders":[],"tls":{"insecureSkipVerify":false,"caCertificateRef":{)"
+            R"("namespace":"default","name":"auth-ca"}}})");
+  EXPECT_THAT(
+      *out.status_json,
+      HasSubstr(R"("reason":"InvalidCACertificateRef","message":"spec.tls.caCertificateRef: )"
+                R"(Secret default/auth-ca does not exist")"));
+  EXPECT_THAT(out.reads, ElementsAre("secret default/auth-ca miss"));
+  ASSERT_TRUE(host_
+                  .Apply(R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"auth-ca",)"
+                         R"("namespace":"default"},
+      "data":{"ca.crt":"LS0tLS1CRUdJTg=="}})")
+                  .ok());
+  out = Webhook(WebhookWith(spec));
+  EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"ResolvedRefs","status":"True")"));
+
+  out = Webhook(WebhookWith(R"({"url":"http://[fd00::1]:8080","timeout":"1m"})"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_THAT(*out.synced,
+              HasSubstr(R"("target":{"scheme":"http","host":"fd00::1","port":8080},"path":"/")"));
+  EXPECT_THAT(*out.synced, Not(HasSubstr("\"tls\"")));
+}
+
+TEST_F(plugin_webhook, CrossFieldRules) {
+  host_.set_validate_schema(false);
+  struct Case {
+    const char* spec;
+    const char* message;
+  } cases[] = {
+      {R"({"service":{"name":"a","port":80},"url":"http://a"})",
+       "Webhook default/auth: spec: exactly one of service and url must be set"},
+      {R"({"path":"/x"})", "spec: exactly one of service and url must be set"},
+      {R"({"url":"http://a.example.com/check","path":"/other"})",
+       "spec.path: must not be set when spec.url has a path or query"},
+      {R"({"url":"ftp://a.example.com"})",
+       "spec.url: \"ftp://a.example.com\" must start with http:// or https://"},
+      {R"({"url":"http://a.example.com/#frag"})",
+       "spec.url: \"http://a.example.com/#frag\" must not have a fragment"},
+      {R"({"url":"http://a.example.com:99999"})",
+       "spec.url: \"http://a.example.com:99999\" has an invalid port"},
+      {R"({"url":"http://a.example.com:"})", "has an invalid port"},
+      {R"({"url":"http://user@a.example.com"})", "must not carry user information"},
+      {R"({"url":"http://a_b.example.com"})", "spec.url: \"a_b.example.com\" is not a valid host"},
+      {R"({"url":"http://a.example.com","timeout":"0s"})",
+       "spec.timeout: \"0s\" must be between 1ms and 60s"},
+      {R"({"url":"http://a.example.com","timeout":"61s"})",
+       "spec.timeout: \"61s\" must be between 1ms and 60s"},
+      {R"({"url":"http://a.example.com","timeout":"1.5s"})",
+       "spec.timeout: \"1.5s\" is not a duration"},
+      {R"({"url":"http://a.example.com","forwardHeaders":["Cookie","cookie"]})",
+       "spec.forwardHeaders[1]: duplicate header \"cookie\" (names are case-insensitive)"},
+      {R"({"url":"http://a.example.com","upstreamHeaders":["Transfer-Encoding"]})",
+       "spec.upstreamHeaders[0]: \"Transfer-Encoding\" is a hop-by-hop or framing header"},
+      {R"({"url":"http://a.example.com","responseHeaders":["bad header"]})",
+       "spec.responseHeaders[0]: \"bad header\" is not a valid header name"},
+      {R"({"url":"http://a.example.com","tls":{"insecureSkipVerify":true}})",
+       "spec.tls: requires an https:// url (or a service)"},
+      {R"({"url":"https://a.example.com","tls":{"insecureSkipVerify":true,"caCertificateRef":{)"
+       R"("name":"ca"}}})",
+       "spec.tls.caCertificateRef: must not be set together with insecureSkipVerify"},
+      {R"({"service":{"name":"a","port":80},"path":"check"})",
+       "spec.path: \"check\" must start with \"/\""},
+      {R"({"service":{"name":"a","port":0}})", "spec.service.port: must be 1-65535"},
+      {R"({"url":"http://a.example.com","failurePolicy":"Retry"})",
+       "spec.failurePolicy: \"Retry\" is not Fail or Ignore"},
+  };
+  for (const Case& c : cases) {
+    ProcessOutcome out = Webhook(WebhookWith(c.spec));
+    EXPECT_EQ(out.status.code(), StatusCode::kInvalidArgument) << c.spec;
+    EXPECT_THAT(out.status.message(), HasSubstr(c.message)) << c.spec;
+  }
+}
+
+TEST_F(plugin_webhook, FilterContinuesUntilTheCallIsImplemented) {
+  ProcessOutcome out = Webhook(WebhookWith(R"({"url":"http://auth.example.com/check"})"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  FakeHttpExchange request;
+  request.headers = {{"Authorization", "Bearer x"}};
+  auto run = host_.RunFilter("portico.io/Webhook", *out.synced, request);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  EXPECT_EQ(run.result, PORTICO_FILTER_CONTINUE);
+  EXPECT_FALSE(run.exchange.responded);
+  EXPECT_TRUE(run.calls.empty());
+  EXPECT_EQ(host_.RunFilter("portico.io/Webhook", "{}", request).status.code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace portico::plugins::webhook
