@@ -37,28 +37,37 @@ run_ctest() {  # run_ctest <label> <ctest args...>
   return 0
 }
 
-echo "== dev build"
+phase_start=$(date +%s)
+phase() {  # phase <name>: prints the time the previous phase took, then the new phase's name
+  local now; now=$(date +%s)
+  [ -z "${phase_name:-}" ] || summary+=("time: $phase_name $((now - phase_start)) s")
+  phase_name=$1; phase_start=$now
+  [ -z "$1" ] || echo "== $1"
+}
+
+phase "dev build"
 cmake --preset dev >/dev/null
 cmake --build --preset dev -j"$JOBS"
-echo "== dev tests"
+phase "dev tests"
 run_ctest dev --preset dev -j"$JOBS"
 
 if [ "${PORTICO_SKIP_ASAN:-0}" != 1 ]; then
-  echo "== asan build"
+  phase "asan build"
   cmake --preset asan >/dev/null
   cmake --build --preset asan -j"$JOBS"
-  echo "== asan unit tests"
+  phase "asan unit tests"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_ctest asan --preset asan -j"$JOBS"
 fi
 
-echo "== sdk install"
+phase "sdk install"
 if bash tests/sdk_install/run.sh build/dev; then
   passed=$((passed + 1)); summary+=("sdk_install: 1 passed, 0 failed")
 else
   failed=$((failed + 1)); summary+=("sdk_install: 0 passed, 1 failed")
 fi
 
+phase ""
 echo
 for s in "${summary[@]}"; do echo "  $s"; done
 echo "  time: $(( $(date +%s) - start )) s"

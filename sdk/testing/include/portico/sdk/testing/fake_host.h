@@ -39,7 +39,7 @@
 #include "portico/sdk/status.h"
 #include "portico/sdk/testing/fake_http.h"
 #include "portico/sdk/testing/fake_util.h"
-#include "portico/sdk/testing/label_selector.h"
+#include "portico/sdk/label_selector.h"
 #include "portico/sdk/testing/plugin_library.h"
 #include "portico/sdk/types.h"
 

@@ -1,9 +1,9 @@
-// label_selector_test: the Kubernetes label selector syntax of the fake host's list_exports.
-#include "portico/sdk/testing/label_selector.h"
+// label_selector_test: the Kubernetes label selector syntax (list_exports selectors).
+#include "portico/sdk/label_selector.h"
 
 #include <gtest/gtest.h>
 
-namespace portico::sdk::testing {
+namespace portico::sdk {
 namespace {
 
 using Labels = std::map<std::string, std::string>;
@@ -14,12 +14,12 @@ bool Match(std::string_view selector, const Labels& labels) {
   return parsed.ok() && parsed->Matches(labels);
 }
 
-TEST(FakeHostLabelSelectorTest, EmptySelectorMatchesEverything) {
+TEST(LabelSelectorTest, EmptySelectorMatchesEverything) {
   EXPECT_TRUE(Match("", {}));
   EXPECT_TRUE(Match("   ", {{"a", "b"}}));
 }
 
-TEST(FakeHostLabelSelectorTest, Equality) {
+TEST(LabelSelectorTest, Equality) {
   EXPECT_TRUE(Match("app=web", {{"app", "web"}}));
   EXPECT_TRUE(Match("app==web", {{"app", "web"}, {"tier", "front"}}));
   EXPECT_FALSE(Match("app=web", {{"app", "db"}}));
@@ -27,13 +27,13 @@ TEST(FakeHostLabelSelectorTest, Equality) {
   EXPECT_TRUE(Match("app=", {{"app", ""}}));
 }
 
-TEST(FakeHostLabelSelectorTest, InequalityMatchesMissingKeys) {
+TEST(LabelSelectorTest, InequalityMatchesMissingKeys) {
   EXPECT_TRUE(Match("app!=web", {}));
   EXPECT_TRUE(Match("app!=web", {{"app", "db"}}));
   EXPECT_FALSE(Match("app!=web", {{"app", "web"}}));
 }
 
-TEST(FakeHostLabelSelectorTest, ExistenceAndAbsence) {
+TEST(LabelSelectorTest, ExistenceAndAbsence) {
   EXPECT_TRUE(Match("canary", {{"canary", ""}}));
   EXPECT_FALSE(Match("canary", {}));
   EXPECT_TRUE(Match("!canary", {}));
@@ -41,7 +41,7 @@ TEST(FakeHostLabelSelectorTest, ExistenceAndAbsence) {
   EXPECT_TRUE(Match("! canary", {}));
 }
 
-TEST(FakeHostLabelSelectorTest, SetMembership) {
+TEST(LabelSelectorTest, SetMembership) {
   EXPECT_TRUE(Match("env in (prod,staging)", {{"env", "staging"}}));
   EXPECT_TRUE(Match("env in ( prod , staging )", {{"env", "prod"}}));
   EXPECT_FALSE(Match("env in (prod,staging)", {{"env", "dev"}}));
@@ -51,7 +51,7 @@ TEST(FakeHostLabelSelectorTest, SetMembership) {
   EXPECT_FALSE(Match("env notin(prod,dev)", {{"env", "dev"}}));
 }
 
-TEST(FakeHostLabelSelectorTest, ConjunctionOfRequirements) {
+TEST(LabelSelectorTest, ConjunctionOfRequirements) {
   const char* selector = " app = web , tier notin (db,cache), !canary,team";
   EXPECT_TRUE(Match(selector, {{"app", "web"}, {"tier", "front"}, {"team", "a"}}));
   EXPECT_FALSE(Match(selector, {{"app", "web"}, {"tier", "db"}, {"team", "a"}}));
@@ -64,14 +64,14 @@ TEST(FakeHostLabelSelectorTest, ConjunctionOfRequirements) {
             (LabelSelector::Requirement{"tier", LabelSelector::Op::kNotIn, {"db", "cache"}}));
 }
 
-TEST(FakeHostLabelSelectorTest, PrefixedKeys) {
+TEST(LabelSelectorTest, PrefixedKeys) {
   EXPECT_TRUE(Match("kubernetes.io/metadata.name=gateway-conformance-infra",
                     {{"kubernetes.io/metadata.name", "gateway-conformance-infra"}}));
   EXPECT_TRUE(Match("example.com/in", {{"example.com/in", "x"}}));  // "in" as a key name
   EXPECT_TRUE(Match("in in (in)", {{"in", "in"}}));
 }
 
-TEST(FakeHostLabelSelectorTest, RejectsMalformedSelectors) {
+TEST(LabelSelectorTest, RejectsMalformedSelectors) {
   for (const char* bad :
        {"app=web,", ",app", "=web", "app in a", "app in (a", "app in ()", "app >= 1", "app=va lue",
         "-app=x", "app-=x", "app in (a b)", "/name=x", "a/b/c=x", "!", "app=web)"}) {
@@ -86,4 +86,4 @@ TEST(FakeHostLabelSelectorTest, RejectsMalformedSelectors) {
 }
 
 }  // namespace
-}  // namespace portico::sdk::testing
+}  // namespace portico::sdk

@@ -1,6 +1,6 @@
 // label_selector.h: LabelSelector, a parser and matcher for Kubernetes label selector strings
 // ("app=web,tier!=db", "env in (prod,staging)", "!canary", "team"), as used by the ABI's
-// list_exports. Part of the SDK's testing package; header-only, std only.
+// list_exports: the hosts evaluate selectors with it, and plugins may too. Header-only, std only.
 //
 // Grammar (k8s.io/apimachinery/pkg/labels): requirements separated by commas, each one of
 //   key=value | key==value | key!=value | key | !key | key in (v1,v2) | key notin (v1,v2)
@@ -9,8 +9,8 @@
 //
 // Thread-safety: a parsed LabelSelector is an immutable value; Matches() may be called from any
 // thread.
-#ifndef PORTICO_SDK_TESTING_LABEL_SELECTOR_H_
-#define PORTICO_SDK_TESTING_LABEL_SELECTOR_H_
+#ifndef PORTICO_SDK_LABEL_SELECTOR_H_
+#define PORTICO_SDK_LABEL_SELECTOR_H_
 
 #include <algorithm>
 #include <map>
@@ -20,7 +20,7 @@
 
 #include "portico/sdk/status.h"
 
-namespace portico::sdk::testing {
+namespace portico::sdk {
 
 // LabelSelector is a conjunction of requirements over an object's labels.
 class LabelSelector {
@@ -209,6 +209,6 @@ class LabelSelector {
   std::vector<Requirement> requirements_;
 };
 
-}  // namespace portico::sdk::testing
+}  // namespace portico::sdk
 
-#endif  // PORTICO_SDK_TESTING_LABEL_SELECTOR_H_
+#endif  // PORTICO_SDK_LABEL_SELECTOR_H_
