@@ -3,9 +3,9 @@
 //
 // Today: loads the plugin directory through the C ABI, orders kinds by `reads`, and with
 // --check validates every object of --config-dir against its kind's schema (like `nginx -t`).
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -53,7 +53,6 @@ int CheckConfigDir(const fs::path& dir, const ObjectValidator& validator) {
   return errors;
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,7 +60,8 @@ int main(int argc, char** argv) {
   std::string plugin_dir = portico::core::DefaultPluginDir();
   std::string config_dir;
   bool check = false;
-  app.add_option("--plugin-dir", plugin_dir, "Directory of plugin .so files")->capture_default_str();
+  app.add_option("--plugin-dir", plugin_dir, "Directory of plugin .so files")
+      ->capture_default_str();
   app.add_option("--config-dir", config_dir, "Directory of YAML/JSON resources");
   app.add_flag("--check", check, "Load plugins, validate --config-dir, print the result and exit");
   CLI11_PARSE(app, argc, argv);

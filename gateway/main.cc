@@ -4,7 +4,6 @@
 // Today: loads the plugin directory through the C ABI and prints the inventory it will announce
 // to the controller (kinds with a gateway handler); --check exits after that.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
 
@@ -16,7 +15,8 @@ int main(int argc, char** argv) {
   CLI::App app{"portico-gateway: serves HTTP(S) from the controller's configuration"};
   std::string plugin_dir = portico::core::DefaultPluginDir();
   bool check = false;
-  app.add_option("--plugin-dir", plugin_dir, "Directory of plugin .so files")->capture_default_str();
+  app.add_option("--plugin-dir", plugin_dir, "Directory of plugin .so files")
+      ->capture_default_str();
   app.add_flag("--check", check, "Load plugins, print the inventory and exit");
   CLI11_PARSE(app, argc, argv);
 
@@ -34,8 +34,9 @@ int main(int argc, char** argv) {
     }
   }
   if (!check) {
-    std::fprintf(stderr, "portico-gateway: serving arrives with the ConfigSync and data-plane "
-                         "issues; use --check\n");
+    std::fprintf(stderr,
+                 "portico-gateway: serving arrives with the ConfigSync and data-plane "
+                 "issues; use --check\n");
     return 2;
   }
   return loaded->RefusalLines().empty() ? 0 : 1;

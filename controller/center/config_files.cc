@@ -17,7 +17,8 @@ bool IsConfigFile(const std::filesystem::path& path) {
 StatusOr<std::vector<std::filesystem::path>> ListConfigFiles(const std::filesystem::path& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
-    return NotFoundError("config directory " + dir.string() + " does not exist or is not a directory");
+    return NotFoundError("config directory " + dir.string() +
+                         " does not exist or is not a directory");
   }
   std::vector<std::filesystem::path> files;
   auto it = std::filesystem::recursive_directory_iterator(

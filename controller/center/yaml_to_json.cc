@@ -11,13 +11,15 @@ namespace portico::controller {
 namespace {
 
 std::string Where(std::string_view file, const YAML::Mark& mark) {
-  return std::string(file) + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+  return std::string(file) + ":" + std::to_string(mark.line + 1) + ":" +
+         std::to_string(mark.column + 1);
 }
 
 // Converter walks one yaml-cpp node tree, counting expanded nodes to stop alias bombs.
 class Converter {
  public:
-  Converter(std::string_view file, const YamlLimits& limits, rapidjson::Document::AllocatorType& alloc)
+  Converter(std::string_view file, const YamlLimits& limits,
+            rapidjson::Document::AllocatorType& alloc)
       : file_(file), limits_(limits), alloc_(alloc) {}
 
   Status Convert(const YAML::Node& node, rapidjson::Value& out, size_t depth) {
@@ -51,16 +53,19 @@ class Converter {
         out.SetObject();
         for (const auto& kv : node) {
           if (!kv.first.IsScalar()) {
-            return InvalidArgumentError(Where(file_, kv.first.Mark()) + ": map keys must be scalars");
+            return InvalidArgumentError(Where(file_, kv.first.Mark()) +
+                                        ": map keys must be scalars");
           }
           const std::string& key = kv.first.Scalar();
           if (out.HasMember(key.c_str())) {
-            return InvalidArgumentError(Where(file_, kv.first.Mark()) + ": duplicate key \"" + key + "\"");
+            return InvalidArgumentError(Where(file_, kv.first.Mark()) + ": duplicate key \"" + key +
+                                        "\"");
           }
           rapidjson::Value v;
           PORTICO_RETURN_IF_ERROR(Convert(kv.second, v, depth + 1));
-          out.AddMember(rapidjson::Value(key.c_str(), static_cast<rapidjson::SizeType>(key.size()), alloc_),
-                        v, alloc_);
+          out.AddMember(
+              rapidjson::Value(key.c_str(), static_cast<rapidjson::SizeType>(key.size()), alloc_),
+              v, alloc_);
         }
         return OkStatus();
       }
@@ -77,8 +82,14 @@ class Converter {
         out.SetNull();
         return;
       }
-      if (s == "true" || s == "True" || s == "TRUE") { out.SetBool(true); return; }
-      if (s == "false" || s == "False" || s == "FALSE") { out.SetBool(false); return; }
+      if (s == "true" || s == "True" || s == "TRUE") {
+        out.SetBool(true);
+        return;
+      }
+      if (s == "false" || s == "False" || s == "FALSE") {
+        out.SetBool(false);
+        return;
+      }
       if (ParseInteger(s, out) || ParseFloat(s, out)) return;
     }
     out.SetString(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), alloc_);
@@ -101,8 +112,10 @@ class Converter {
   static bool ParseFloat(const std::string& s, rapidjson::Value& out) {
     bool has_digit = false;
     for (char c : s) {
-      if (c >= '0' && c <= '9') has_digit = true;
-      else if (c != '.' && c != 'e' && c != 'E' && c != '-' && c != '+') return false;
+      if (c >= '0' && c <= '9')
+        has_digit = true;
+      else if (c != '.' && c != 'e' && c != 'E' && c != '-' && c != '+')
+        return false;
     }
     if (!has_digit) return false;
     char* end = nullptr;

@@ -19,8 +19,8 @@ namespace portico::controller {
 
 // YamlLimits bounds what one file may expand to.
 struct YamlLimits {
-  size_t max_depth = 64;          // nesting of maps and sequences
-  size_t max_nodes = 1'000'000;   // nodes after alias expansion, per file
+  size_t max_depth = 64;         // nesting of maps and sequences
+  size_t max_nodes = 1'000'000;  // nodes after alias expansion, per file
 };
 
 // YamlDocument is one document of a file, with the line it starts on (1-based).

@@ -9,7 +9,8 @@ namespace portico::controller {
 namespace {
 
 TEST(YamlToJsonTest, TypesPlainScalarsAndKeepsQuotedStrings) {
-  auto docs = ParseYamlDocuments("a: 1\nb: \"1\"\nc: true\nd: 'true'\ne: ~\nf: 1.5\ng: web\n", "x.yaml");
+  auto docs =
+      ParseYamlDocuments("a: 1\nb: \"1\"\nc: true\nd: 'true'\ne: ~\nf: 1.5\ng: web\n", "x.yaml");
   ASSERT_TRUE(docs.ok()) << docs.status();
   ASSERT_EQ(docs->size(), 1u);
   EXPECT_EQ(json::Serialize((*docs)[0].json),

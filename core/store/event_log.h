@@ -19,8 +19,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/store/store_records.h"
 #include "core/common/clock.h"
+#include "core/store/store_records.h"
 
 namespace portico::core {
 

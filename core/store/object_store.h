@@ -28,11 +28,11 @@
 #include <string>
 #include <vector>
 
+#include "core/common/clock.h"
 #include "core/store/change_notifier.h"
 #include "core/store/event_log.h"
 #include "core/store/store_key.h"
 #include "core/store/store_records.h"
-#include "core/common/clock.h"
 #include "portico/sdk/status.h"
 
 namespace portico::core {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "core/common/fake_clock.h"
 #include "core/common/sha256.h"
 #include "core/store/object_store.h"
-#include "core/common/fake_clock.h"
 
 namespace portico::core {
 namespace {

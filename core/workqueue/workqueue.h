@@ -31,8 +31,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/workqueue/backoff.h"
 #include "core/common/clock.h"
+#include "core/workqueue/backoff.h"
 #include "core/workqueue/token_bucket.h"
 #include "portico/sdk/status.h"
 

@@ -24,23 +24,25 @@ bool ProtocolSupported(const Listener& l) {
 
 // CheckCertificate returns the ResolvedRefs=False condition for a bad reference, if any.
 std::optional<sdk::Condition> CheckCertificate(const CertificateRef& ref, const sdk::ObjectRef& gw,
-                                          sdk::ProcessContext& ctx) {
+                                               sdk::ProcessContext& ctx) {
   std::string ns = ref.ns.empty() ? gw.ns : ref.ns;
   std::string name = ns + "/" + ref.name;
   if (!ref.group.empty() || ref.kind != "Secret") {
     return sdk::Condition{"ResolvedRefs", "False", "InvalidCertificateRef",
-                     "certificateRef " + ref.kind + (ref.group.empty() ? "" : "." + ref.group) +
-                         " " + name + ": only core Secrets are supported"};
+                          "certificateRef " + ref.kind +
+                              (ref.group.empty() ? "" : "." + ref.group) + " " + name +
+                              ": only core Secrets are supported"};
   }
   if (ns != gw.ns &&
       !ctx.ReferenceAllowed(kGroup, "Gateway", gw.ns, {"", "Secret", ns, ref.name})) {
-    return sdk::Condition{"ResolvedRefs", "False", "RefNotPermitted",
-                     "Secret " + name + " is in another namespace and no ReferenceGrant allows it"};
+    return sdk::Condition{
+        "ResolvedRefs", "False", "RefNotPermitted",
+        "Secret " + name + " is in another namespace and no ReferenceGrant allows it"};
   }
   std::optional<std::string> secret = ctx.GetSecret(ns, ref.name);
   if (!secret) {
     return sdk::Condition{"ResolvedRefs", "False", "InvalidCertificateRef",
-                     "Secret " + name + " does not exist"};
+                          "Secret " + name + " does not exist"};
   }
   auto doc = json::Parse(*secret, "Secret " + name);
   bool tls = doc.ok() && json::GetString(*doc, "type") == "kubernetes.io/tls";
@@ -141,7 +143,8 @@ std::string ExportJson(const GatewaySpec& spec, const std::vector<ListenerStatus
   return w.EndArray().EndObject().Take();
 }
 
-std::string StatusJson(const sdk::Object& obj, const GatewaySpec& spec, const sdk::Condition& accepted,
+std::string StatusJson(const sdk::Object& obj, const GatewaySpec& spec,
+                       const sdk::Condition& accepted,
                        const std::vector<ListenerStatus>& statuses) {
   sdk::JsonWriter w;
   w.BeginObject();

@@ -184,7 +184,8 @@ Status ParseAddresses(const rapidjson::Value& spec, GatewaySpec& out) {
         !sdk::names::IsIPv6(address.value)) {
       return FieldError(field + ".value", Quoted(address.value) + " is not an IP address");
     }
-    if (address.type == "Hostname" && !sdk::names::IsHostname(address.value, /*allow_wildcard=*/false)) {
+    if (address.type == "Hostname" &&
+        !sdk::names::IsHostname(address.value, /*allow_wildcard=*/false)) {
       return FieldError(field + ".value", Quoted(address.value) + " is not a valid hostname");
     }
     // CEL: IPAddress values must be unique; Hostname values must be unique.

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "portico/sdk/json_writer.h"
 #include "normalize.h"
+#include "portico/sdk/json_writer.h"
 #include "validate.h"
 
 namespace portico::plugins::httproute {
@@ -113,7 +113,7 @@ class Resolver {
 };
 
 sdk::Condition ResolveReferences(const rapidjson::Value& spec, const std::string& route_ns,
-                            sdk::ProcessContext& ctx) {
+                                 sdk::ProcessContext& ctx) {
   Resolver resolver(ctx, route_ns);
   const rapidjson::Value* rules = Array(spec, "rules");
   for (rapidjson::SizeType i = 0; rules != nullptr && i < rules->Size(); ++i) {

@@ -215,7 +215,8 @@ Status CheckTimeouts(const rapidjson::Value& rule, const std::string& field) {
   for (const char* name : {"request", "backendRequest"}) {
     const rapidjson::Value* v = json::Find(*timeouts, name);
     if (v == nullptr) continue;
-    std::optional<int64_t> ms = v->IsString() ? sdk::names::ParseDuration(v->GetString()) : std::nullopt;
+    std::optional<int64_t> ms =
+        v->IsString() ? sdk::names::ParseDuration(v->GetString()) : std::nullopt;
     if (!ms) {
       return FieldError(field + ".timeouts." + name,
                         "must be a duration such as \"1h30m\", \"10s\" or \"500ms\"");

@@ -87,7 +87,8 @@ StatusOr<ServiceView> Validate(const rapidjson::Value& spec) {
   }
   std::string cluster_ip = json::GetString(spec, "clusterIP");
   view.headless = cluster_ip == "None";
-  if (!cluster_ip.empty() && !view.headless && !sdk::names::IsIPv4(cluster_ip) && !sdk::names::IsIPv6(cluster_ip)) {
+  if (!cluster_ip.empty() && !view.headless && !sdk::names::IsIPv4(cluster_ip) &&
+      !sdk::names::IsIPv6(cluster_ip)) {
     return FieldError("spec.clusterIP", "\"" + cluster_ip + "\" is not an IP address or \"None\"");
   }
   if (view.type == "ExternalName") {

@@ -11,7 +11,8 @@
 namespace portico::plugins::tls {
 namespace {
 
-sdk::Condition AcceptTarget(const TargetRef& target, const std::string& ns, sdk::ProcessContext& ctx) {
+sdk::Condition AcceptTarget(const TargetRef& target, const std::string& ns,
+                            sdk::ProcessContext& ctx) {
   std::string gateway = "Gateway " + ns + "/" + target.name;
   std::optional<std::string> exported = ctx.GetExport({kGatewayGroup, "Gateway", ns, target.name});
   if (!exported) return {"Accepted", "False", "TargetNotFound", gateway + " does not exist"};
@@ -44,8 +45,8 @@ sdk::Condition AcceptTarget(const TargetRef& target, const std::string& ns, sdk:
 
 // CheckSecret returns a ResolvedRefs=False condition when a referenced Secret is unusable.
 std::optional<sdk::Condition> CheckSecret(const SecretRef& ref, const std::string& ns,
-                                     const std::string& field, bool certificate,
-                                     sdk::ProcessContext& ctx) {
+                                          const std::string& field, bool certificate,
+                                          sdk::ProcessContext& ctx) {
   std::string secret_ns = ref.ns.empty() ? ns : ref.ns;
   std::string secret = "Secret " + secret_ns + "/" + ref.name;
   const char* bad_reason = certificate ? "InvalidCertificateRef" : "InvalidCACertificateRef";
@@ -58,7 +59,7 @@ std::optional<sdk::Condition> CheckSecret(const SecretRef& ref, const std::strin
   std::optional<std::string> data = ctx.GetSecret(secret_ns, ref.name);
   if (!data) {
     return sdk::Condition{"ResolvedRefs", "False", bad_reason,
-                     field + ": " + secret + " does not exist"};
+                          field + ": " + secret + " does not exist"};
   }
   auto doc = json::Parse(*data, secret);
   const rapidjson::Value* values = doc.ok() ? json::Find(*doc, "data") : nullptr;
@@ -72,13 +73,14 @@ std::optional<sdk::Condition> CheckSecret(const SecretRef& ref, const std::strin
         field + ": " + secret + " is not a kubernetes.io/tls Secret with tls.crt and tls.key"};
   }
   if (!certificate && !has("ca.crt")) {
-    return sdk::Condition{"ResolvedRefs", "False", bad_reason, field + ": " + secret + " has no ca.crt"};
+    return sdk::Condition{"ResolvedRefs", "False", bad_reason,
+                          field + ": " + secret + " has no ca.crt"};
   }
   return std::nullopt;
 }
 
 sdk::Condition ResolveSecrets(const TlsPolicySpec& spec, const std::string& ns,
-                         sdk::ProcessContext& ctx) {
+                              sdk::ProcessContext& ctx) {
   std::optional<sdk::Condition> bad;
   if (spec.certificate) bad = CheckSecret(*spec.certificate, ns, "spec.certificateRef", true, ctx);
   if (spec.client_certificate) {
@@ -108,7 +110,8 @@ void WriteSecretRef(sdk::JsonWriter& w, const SecretRef& ref, const std::string&
       .EndObject();
 }
 
-void WriteTargetsAndHostnames(sdk::JsonWriter& w, const TlsPolicySpec& spec, const std::string& ns) {
+void WriteTargetsAndHostnames(sdk::JsonWriter& w, const TlsPolicySpec& spec,
+                              const std::string& ns) {
   w.Key("targetRefs").BeginArray();
   for (const TargetRef& t : spec.targets) WriteTarget(w, t, ns);
   w.EndArray().Key("hostnames").BeginArray();

@@ -11,7 +11,7 @@ namespace portico::plugins::webhook {
 namespace {
 
 std::optional<sdk::Condition> CheckService(const WebhookSpec& spec, const std::string& ns,
-                                      sdk::ProcessContext& ctx) {
+                                           sdk::ProcessContext& ctx) {
   std::string service_ns = spec.service.ns.empty() ? ns : spec.service.ns;
   std::string service = "Service " + service_ns + "/" + spec.service.name;
   if (service_ns != ns && !ctx.ReferenceAllowed(kGroup, "Webhook", ns,
@@ -24,7 +24,7 @@ std::optional<sdk::Condition> CheckService(const WebhookSpec& spec, const std::s
       ctx.GetExport({"", "Service", service_ns, spec.service.name});
   if (!exported) {
     return sdk::Condition{"ResolvedRefs", "False", "BackendNotFound",
-                     "spec.service: " + service + " does not exist"};
+                          "spec.service: " + service + " does not exist"};
   }
   auto doc = json::Parse(*exported, service);
   const rapidjson::Value* ports = doc.ok() ? json::Find(*doc, "ports") : nullptr;
@@ -38,14 +38,14 @@ std::optional<sdk::Condition> CheckService(const WebhookSpec& spec, const std::s
 }
 
 std::optional<sdk::Condition> CheckCa(const WebhookSpec& spec, const std::string& ns,
-                                 sdk::ProcessContext& ctx) {
+                                      sdk::ProcessContext& ctx) {
   std::string ca_ns = spec.ca_ns.empty() ? ns : spec.ca_ns;
   std::string secret = "Secret " + ca_ns + "/" + spec.ca_name;
   if (ca_ns != ns &&
       !ctx.ReferenceAllowed(kGroup, "Webhook", ns, {"", "Secret", ca_ns, spec.ca_name})) {
     return sdk::Condition{"ResolvedRefs", "False", "RefNotPermitted",
-                     "spec.tls.caCertificateRef: " + secret +
-                         " is in another namespace and no ReferenceGrant allows it"};
+                          "spec.tls.caCertificateRef: " + secret +
+                              " is in another namespace and no ReferenceGrant allows it"};
   }
   std::optional<std::string> data = ctx.GetSecret(ca_ns, spec.ca_name);
   auto doc = data ? json::Parse(*data, secret) : StatusOr<rapidjson::Document>(NotFoundError(""));

@@ -168,11 +168,16 @@ TEST(CtlListPluginsTest, InTreePluginsListEveryKind) {
       kinds.insert(json::GetString(kind, "group") + "/" + json::GetString(kind, "kind"));
     }
   }
-  const std::set<std::string> expected = {
-      "/Namespace", "/Secret", "/Service", "discovery.k8s.io/EndpointSlice",
-      "gateway.networking.k8s.io/GatewayClass", "gateway.networking.k8s.io/Gateway",
-      "gateway.networking.k8s.io/HTTPRoute", "gateway.networking.k8s.io/ReferenceGrant",
-      "portico.io/TLSPolicy", "portico.io/Webhook"};
+  const std::set<std::string> expected = {"/Namespace",
+                                          "/Secret",
+                                          "/Service",
+                                          "discovery.k8s.io/EndpointSlice",
+                                          "gateway.networking.k8s.io/GatewayClass",
+                                          "gateway.networking.k8s.io/Gateway",
+                                          "gateway.networking.k8s.io/HTTPRoute",
+                                          "gateway.networking.k8s.io/ReferenceGrant",
+                                          "portico.io/TLSPolicy",
+                                          "portico.io/Webhook"};
   EXPECT_EQ(kinds, expected);
   EXPECT_EQ(run.exit_code, 0) << run.out;
 }

@@ -6,6 +6,7 @@
 #define PORTICO_SDK_NAMES_H_
 
 #include <arpa/inet.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -72,7 +73,8 @@ inline bool IsGroup(std::string_view s) { return s.empty() || IsDnsSubdomain(s);
 
 // IsKind: ^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$, at most 63 characters.
 inline bool IsKind(std::string_view s) {
-  if (s.empty() || s.size() > 63 || !detail::IsAlpha(s.front()) || !detail::IsAlnum(s.back())) return false;
+  if (s.empty() || s.size() > 63 || !detail::IsAlpha(s.front()) || !detail::IsAlnum(s.back()))
+    return false;
   for (char c : s) {
     if (!detail::IsAlnum(c) && c != '-') return false;
   }
@@ -116,7 +118,8 @@ inline std::optional<int64_t> ParseDuration(std::string_view s) {
   while (!s.empty()) {
     size_t digits = 0;
     int64_t value = 0;
-    while (digits < s.size() && detail::IsDigit(s[digits])) value = value * 10 + (s[digits++] - '0');
+    while (digits < s.size() && detail::IsDigit(s[digits]))
+      value = value * 10 + (s[digits++] - '0');
     if (digits == 0 || digits > 5) return std::nullopt;
     s.remove_prefix(digits);
     if (s.substr(0, 2) == "ms") {

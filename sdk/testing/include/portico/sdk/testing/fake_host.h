@@ -35,11 +35,11 @@
 
 #include "portico/sdk/abi.h"
 #include "portico/sdk/json.h"
+#include "portico/sdk/label_selector.h"
 #include "portico/sdk/processor.h"
 #include "portico/sdk/status.h"
 #include "portico/sdk/testing/fake_http.h"
 #include "portico/sdk/testing/fake_util.h"
-#include "portico/sdk/label_selector.h"
 #include "portico/sdk/testing/plugin_library.h"
 #include "portico/sdk/types.h"
 
