@@ -1,15 +1,17 @@
 #include "core/plugin/plugin_loader.h"
 
 // Boost 1.74 with GCC 12 in C++20 needs <utility> before its headers (DESIGN.md §9).
-#include <spdlog/spdlog.h>
+#include <utility>
 
 #include <boost/dll/shared_library.hpp>
+
+#include <spdlog/spdlog.h>
+
 #include <deque>
 #include <exception>
 #include <map>
 #include <mutex>
 #include <set>
-#include <utility>
 
 #include "core/plugin/registration_stage.h"
 #include "portico/sdk/abi.h"
