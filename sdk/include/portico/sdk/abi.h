@@ -147,8 +147,14 @@ typedef struct portico_process_context {
  *    computes its content hash (sha256 of the bytes).
  *  - status: the object's status (JSON, e.g. {"conditions":[..]}); never synced.
  *  - export_: small, secret-free view other kinds may read. Nothing written: no export.
- *  - contribute(): a fact about another object (JSON), aggregated by the host into that
- *    target's status under `topic` (e.g. topic "attachedRoutes" with {"listener":"http"}). */
+ *  - contribute(): a fact about another object, aggregated by the host into that target's
+ *    status without reprocessing it. `topic` is "<op>:<path>"; `path` names a status field by
+ *    dotted names and "[key=value]" array-element selectors:
+ *      "count:listeners[name=http].attachedRoutes"  adds 1 (or the integer in `json`, if any)
+ *      "append:parentsOf"                           appends `json` (any JSON value) to an array
+ *    The host starts from the target's own processed status and applies every contribution in
+ *    (contributor, topic) order; a path whose field or element does not exist is created for
+ *    "append" and skipped for "count" (a processor writes attachedRoutes: 0 for each listener). */
 typedef struct portico_process_result {
   size_t struct_size;
   portico_sink synced;
