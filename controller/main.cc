@@ -1,16 +1,27 @@
-// portico-controller: reads Gateway API resources, validates and resolves them through per-kind
-// plugins, and (Controller/ConfigSync issues) serves them to gateways.
+// portico-controller: reads Gateway API resources from a watched directory, validates and
+// resolves them through per-kind plugins, and serves objects with their status on the admin
+// API (and, with the ConfigSync issue, to gateways).
 //
-// Today: loads the plugin directory through the C ABI, orders kinds by `reads`, and with
-// --check validates every object of --config-dir against its kind's schema (like `nginx -t`).
+//   portico-controller --config-dir DIR               serve (admin API on 127.0.0.1:5800)
+//   portico-controller --config portico-controller.toml [flags]
+//   portico-controller --config-dir DIR --check       validate and exit (like `nginx -t`)
+//
+// Settings: controller/config/ (every setting is a flag; flags override the file). Signals:
+// SIGINT/SIGTERM stop, SIGHUP reloads the config directory.
+#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "controller/admin/admin_router.h"
+#include "controller/admin/admin_server.h"
 #include "controller/center/config_files.h"
+#include "controller/config/config_flags.h"
+#include "controller/controller.h"
 #include "controller/reconcile/object_validator.h"
 #include "core/plugin/default_plugin_dir.h"
 #include "core/plugin/plugin_loader.h"
@@ -18,6 +29,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using portico::Status;
 using portico::controller::ObjectValidator;
 
 // CheckConfigDir validates every document of every config file; returns the number of errors.
@@ -53,19 +65,8 @@ int CheckConfigDir(const fs::path& dir, const ObjectValidator& validator) {
   return errors;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"portico-controller: Gateway API resources in, processed configuration out"};
-  std::string plugin_dir = portico::core::DefaultPluginDir();
-  std::string config_dir;
-  bool check = false;
-  app.add_option("--plugin-dir", plugin_dir, "Directory of plugin .so files")
-      ->capture_default_str();
-  app.add_option("--config-dir", config_dir, "Directory of YAML/JSON resources");
-  app.add_flag("--check", check, "Load plugins, validate --config-dir, print the result and exit");
-  CLI11_PARSE(app, argc, argv);
-
+// Check is --check: load plugins, validate the config directory, exit 0 or 1.
+int Check(const std::string& plugin_dir, const std::string& config_dir) {
   auto loaded = portico::core::LoadPluginDir(plugin_dir);
   if (!loaded.ok()) {
     std::fprintf(stderr, "error: %s\n", loaded.status().message().c_str());
@@ -78,11 +79,108 @@ int main(int argc, char** argv) {
   }
   int errors = static_cast<int>(loaded->RefusalLines().size());
   if (!config_dir.empty()) errors += CheckConfigDir(config_dir, *validator);
-  if (!check) {
-    std::fprintf(stderr,
-                 "portico-controller: serving configuration arrives with the Controller issue; "
-                 "use --check\n");
+  return errors == 0 ? 0 : 1;
+}
+
+// WritePortFile writes `port` to `path` atomically (temp file + rename), so a reader never sees
+// a partial number.
+Status WritePortFile(const std::string& path, uint16_t port) {
+  std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << port << '\n';
+    if (!out) return portico::UnavailableError("cannot write " + temp);
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) return portico::UnavailableError("cannot rename " + temp + ": " + ec.message());
+  return portico::OkStatus();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"portico-controller: Gateway API resources in, processed configuration out"};
+  app.set_version_flag("--version", PORTICO_VERSION);
+  portico::controller::ConfigFlags flags;
+  portico::controller::AddConfigFlags(app, &flags);
+  CLI11_PARSE(app, argc, argv);
+
+  auto config = portico::controller::ResolveConfig(flags);
+  if (!config.ok()) {
+    std::fprintf(stderr, "error: %s\n", config.status().message().c_str());
     return 2;
   }
-  return errors == 0 ? 0 : 1;
+  spdlog::set_level(spdlog::level::from_str(config->log_level));
+  std::string plugin_dir =
+      config->plugin_dir.empty() ? portico::core::DefaultPluginDir() : config->plugin_dir;
+  if (flags.check) return Check(plugin_dir, config->config_dir);
+  if (config->config_dir.empty()) {
+    std::fprintf(stderr,
+                 "error: no config directory: pass --config-dir DIR (or config_dir in --config "
+                 "FILE)\n");
+    return 2;
+  }
+
+  // Signals are taken synchronously by this thread; every thread started later inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  portico::controller::ControllerOptions options;
+  options.config_dir = config->config_dir;
+  options.plugin_dir = plugin_dir;
+  options.debounce = std::chrono::milliseconds(config->debounce_ms);
+  options.workers = config->workers;
+  options.testing = config->testing;
+  options.version = PORTICO_VERSION;
+  auto controller = portico::controller::Controller::Create(options);
+  if (!controller.ok()) {
+    spdlog::critical("{}", controller.status().message());
+    return 1;
+  }
+
+  portico::controller::admin::AdminRouter router(controller->get());
+  portico::controller::admin::AdminServerOptions server_options;
+  server_options.address = config->admin_address;
+  server_options.port = config->admin_port;
+  portico::controller::admin::AdminServer server(
+      server_options, [&router](const portico::controller::admin::AdminRequest& request) {
+        return router.Handle(request);
+      });
+  if (Status listening = server.Start(); !listening.ok()) {
+    spdlog::critical("{}", listening.message());
+    return 1;
+  }
+  spdlog::info("admin API listening on http://{}{}", server.Endpoint(),
+               config->testing ? " (testing mode: wipe-all enabled)" : "");
+  if (!config->admin_port_file.empty()) {
+    if (Status written = WritePortFile(config->admin_port_file, server.port()); !written.ok()) {
+      spdlog::critical("{}", written.message());
+      return 1;
+    }
+  }
+  if (Status started = (*controller)->Start(); !started.ok()) {
+    spdlog::critical("{}", started.message());
+    server.Stop();
+    return 1;
+  }
+
+  while (true) {
+    int signal = 0;
+    if (sigwait(&signals, &signal) != 0) continue;
+    if (signal == SIGHUP) {
+      Status reloaded = (*controller)->Reload();
+      if (!reloaded.ok()) spdlog::error("reload: {}", reloaded.message());
+      continue;
+    }
+    spdlog::info("signal {}: shutting down", signal);
+    break;
+  }
+  server.Stop();
+  (*controller)->Stop();
+  return 0;
 }

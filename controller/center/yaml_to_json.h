@@ -1,5 +1,8 @@
 // yaml_to_json.h: turns a YAML (or JSON) file's documents into RapidJSON documents, refusing
-// deep nesting and alias bombs with a clear error instead of hanging.
+// deep nesting and alias bombs with a clear error instead of hanging. Built from yaml-cpp's parse
+// events (no node tree); an alias is expanded only after its size was checked against the file's
+// node budget, so a bomb is refused before it grows, and duplicate keys are found in O(1) in
+// large maps.
 //
 // Scalars follow the YAML 1.2 core schema for plain scalars (null, booleans, integers, floats);
 // quoted scalars stay strings. Thread-safety: pure functions.
@@ -33,6 +36,10 @@ struct YamlDocument {
 // carry "file:line:column". Empty documents (a lone "---") are skipped.
 StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text, std::string_view file,
                                                        const YamlLimits& limits = {});
+
+// PlainScalarIsString tells whether `text`, written as a plain (unquoted) scalar, reads back as
+// a string; when not (null, true, 12, 1.5e3) a writer must quote it (yaml_render.h does).
+bool PlainScalarIsString(std::string_view text);
 
 }  // namespace portico::controller
 

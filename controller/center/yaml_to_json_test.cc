@@ -61,5 +61,54 @@ TEST(YamlToJsonTest, DeepNestingRefused) {
   EXPECT_NE(docs.status().message().find("nesting deeper"), std::string::npos) << docs.status();
 }
 
+TEST(YamlToJsonTest, AliasesExpandPerDocument) {
+  auto docs = ParseYamlDocuments(
+      "base: &b {port: 80, tags: [a, b]}\nx: *b\nk: &k name\n*k : v\n---\nother: 1\n", "a.yaml");
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  ASSERT_EQ(docs->size(), 2u);
+  EXPECT_EQ(json::Serialize((*docs)[0].json),
+            R"({"base":{"port":80,"tags":["a","b"]},"x":{"port":80,"tags":["a","b"]},)"
+            R"("k":"name","name":"v"})");
+  EXPECT_EQ((*docs)[1].line, 6);
+  // Anchors do not cross documents.
+  EXPECT_FALSE(ParseYamlDocuments("a: &x 1\n---\nb: *x\n", "a.yaml").ok());
+}
+
+TEST(YamlToJsonTest, RefusesNonScalarKeysAndSelfReferences) {
+  auto complex_key = ParseYamlDocuments("? [a, b]\n: v\n", "k.yaml");
+  ASSERT_FALSE(complex_key.ok());
+  EXPECT_NE(complex_key.status().message().find("map keys must be scalars"), std::string::npos);
+  auto loop = ParseYamlDocuments("a: &a [1, *a]\n", "loop.yaml");
+  ASSERT_FALSE(loop.ok());
+  EXPECT_NE(loop.status().message().find("loop.yaml:1:"), std::string::npos) << loop.status();
+}
+
+TEST(YamlToJsonTest, DuplicateKeyInALargeMap) {
+  std::string map;
+  for (int i = 0; i < 100; ++i) map += "k" + std::to_string(i) + ": " + std::to_string(i) + "\n";
+  ASSERT_TRUE(ParseYamlDocuments(map, "big.yaml").ok());
+  auto docs = ParseYamlDocuments(map + "k42: again\n", "big.yaml");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_NE(docs.status().message().find("big.yaml:101:1: duplicate key \"k42\""),
+            std::string::npos)
+      << docs.status();
+}
+
+TEST(YamlToJsonTest, AliasBombRefusedBeforeExpanding) {
+  // 10^12 nodes: refused from the anchors' sizes, with the default limits, without expanding.
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  char prev = 'a';
+  for (char c = 'b'; c <= 'l'; ++c, ++prev) {
+    std::string p = std::string("*") + prev;
+    bomb += std::string(1, c) + ": &" + c + " [" + p + ", " + p + ", " + p + ", " + p + ", " + p +
+            ", " + p + ", " + p + ", " + p + ", " + p + ", " + p + "]\n";
+  }
+  auto docs = ParseYamlDocuments(bomb, "bomb.yaml");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_NE(docs.status().message().find("more than 1000000 nodes (alias bomb?)"),
+            std::string::npos)
+      << docs.status();
+}
+
 }  // namespace
 }  // namespace portico::controller

@@ -1,11 +1,9 @@
 #include "controller/ctl/list_plugins.h"
 
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
-
 #include <iostream>
 #include <memory>
 
+#include "controller/ctl/plugin_json.h"
 #include "controller/ctl/table_printer.h"
 #include "core/plugin/manifest.h"
 #include "portico/sdk/json.h"
@@ -69,83 +67,33 @@ void PrintTable(const std::vector<PluginRecord>& records, bool wide, std::ostrea
   table.Print(out);
 }
 
-template <typename Writer>
-void WriteStrings(Writer& w, const char* key, const std::vector<std::string>& items) {
-  w.Key(key);
-  w.StartArray();
-  for (const auto& item : items) w.String(item);
-  w.EndArray();
-}
-
-void PrintJson(const std::vector<PluginRecord>& records, std::ostream& out) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
-  w.SetIndent(' ', 2);
-  w.StartArray();
-  for (const PluginRecord& r : records) {
-    w.StartObject();
-    w.Key("name");
-    w.String(r.DisplayName());
-    if (r.manifest) {
-      const core::PluginManifest& m = *r.manifest;
-      w.Key("version");
-      w.String(m.version);
-      w.Key("description");
-      w.String(m.description);
-      w.Key("manifestVersion");
-      w.Int64(m.manifest_version);
-      w.Key("abi");
-      w.StartObject();
-      w.Key("major");
-      w.Uint(m.abi_major);
-      w.Key("minor");
-      w.Uint(m.abi_minor);
-      w.EndObject();
-      w.Key("sdkVersion");
-      w.String(m.sdk_version);
-    }
-    w.Key("abiVerdict");
-    w.String(r.AbiVerdict());
-    w.Key("kinds");
-    w.StartArray();
-    if (r.manifest) {
-      for (const auto& k : r.manifest->kinds) {
-        w.StartObject();
-        w.Key("group");
-        w.String(k.id.group);
-        w.Key("kind");
-        w.String(k.id.kind);
-        WriteStrings(w, "versions", k.versions);
-        w.Key("plural");
-        w.String(k.plural);
-        WriteStrings(w, "shortNames", k.short_names);
-        w.Key("scope");
-        w.String(std::string(core::ScopeName(k.scope)));
-        std::vector<std::string> reads;
-        for (const auto& read : k.reads) reads.push_back(read.ToString());
-        WriteStrings(w, "reads", reads);
-        WriteStrings(w, "capabilities", core::CapabilityNames(k.capability_bits));
-        w.Key("sync");
-        w.String(std::string(core::SyncPolicyName(k.sync_policy)));
-        w.EndObject();
-      }
-    }
-    w.EndArray();
-    WriteStrings(w, "capabilities", core::CapabilityNames(CapabilityBits(r)));
-    w.Key("status");
-    w.String(r.ok() ? "ok" : "rejected");
-    if (!r.ok()) {
-      w.Key("reason");
-      w.String(r.reason);
-    }
-    w.Key("sha256");
-    w.String(r.sha256);
-    w.Key("path");
-    w.String(r.path);
-    w.EndObject();
+// ListControllerPlugins asks a running controller which plugins it loaded.
+int ListControllerPlugins(const ListPluginsOptions& options, std::ostream& out, std::ostream& err) {
+  ServerOptions server{options.server};
+  StatusOr<rapidjson::Document> answer = CallServer(server, "GET", "/api/v1/plugins");
+  if (!answer.ok()) {
+    err << answer.status().message() << '\n';
+    return 1;
   }
-  w.EndArray();
-  out << std::string_view(buffer.GetString(), buffer.GetSize()) << '\n';
+  const rapidjson::Value* items = json::Find(*answer, "items");
+  StatusOr<std::vector<PluginRecord>> records =
+      items == nullptr
+          ? StatusOr<std::vector<PluginRecord>>(InvalidArgumentError("the answer has no \"items\""))
+          : ParsePluginsJson(*items);
+  if (!records.ok()) {
+    err << "error: unexpected answer from " << options.server << ": " << records.status().message()
+        << '\n';
+    return 1;
+  }
+  if (records->empty() && options.output != "json") {
+    err << "The controller at " << options.server << " loaded no plugins.\n";
+    return 0;
+  }
+  PrintPlugins(*records, options.output, out);
+  for (const PluginRecord& r : *records) {
+    if (!r.ok()) return 1;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -153,18 +101,19 @@ void PrintJson(const std::vector<PluginRecord>& records, std::ostream& out) {
 void PrintPlugins(const std::vector<PluginRecord>& records, const std::string& format,
                   std::ostream& out) {
   if (format == "json") {
-    PrintJson(records, out);
+    out << RenderPluginsJson(records, /*pretty=*/true) << '\n';
   } else {
     PrintTable(records, format == "wide", out);
   }
 }
 
 int RunListPlugins(const ListPluginsOptions& options, std::ostream& out, std::ostream& err) {
-  if (!options.target.empty()) {
-    err << "error: list-plugins --target " << options.target
-        << ": not implemented until the admin API exists; use --dir DIR\n";
+  if (options.target == "gateway") {
+    err << "error: list-plugins --target gateway: not implemented until the admin API exists on "
+           "gateways; use --dir DIR\n";
     return 2;
   }
+  if (options.target == "controller") return ListControllerPlugins(options, out, err);
   if (options.dir.empty()) {
     err << "error: list-plugins needs --dir DIR (or --target controller|gateway)\n";
     return 1;
@@ -185,7 +134,7 @@ int RunListPlugins(const ListPluginsOptions& options, std::ostream& out, std::os
   return 0;
 }
 
-void AddListPluginsCommand(CLI::App& app, int* exit_code) {
+void AddListPluginsCommand(CLI::App& app, int* exit_code, const ServerOptions* server) {
   auto options = std::make_shared<ListPluginsOptions>();
   CLI::App* cmd = app.add_subcommand(
       "list-plugins",
@@ -199,8 +148,10 @@ void AddListPluginsCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", options->output, "Output format: table, json or wide")
       ->check(CLI::IsMember({"table", "json", "wide"}))
       ->capture_default_str();
-  cmd->callback(
-      [options, exit_code] { *exit_code = RunListPlugins(*options, std::cout, std::cerr); });
+  cmd->callback([options, exit_code, server] {
+    options->server = server->server;
+    *exit_code = RunListPlugins(*options, std::cout, std::cerr);
+  });
 }
 
 }  // namespace portico::ctl

@@ -2,10 +2,13 @@
 // embedded manifests only (pre-flight: nothing is dlopen'ed, no plugin code runs).
 //
 //   portico-ctl list-plugins --dir DIR [-o table|json|wide]
-//   portico-ctl list-plugins --target controller|gateway   (needs the admin API; exit 2 for now)
+//   portico-ctl list-plugins --target controller [--server URL] [-o table|json|wide]
+//       what a running controller loaded (GET /api/v1/plugins), printed the same way
+//   portico-ctl list-plugins --target gateway   (needs the gateway's admin API; exit 2 for now)
 //
-// Exit status: 0 when every plugin passes the pre-flight, 1 when one is rejected or DIR cannot
-// be read, 2 for --target.
+// Exit status: 0 when every plugin passes the pre-flight (or was accepted by the controller),
+// 1 when one is rejected, DIR cannot be read or the controller cannot be asked, 2 for
+// --target gateway.
 // Thread-safety: runs on the main thread.
 #ifndef PORTICO_CONTROLLER_CTL_LIST_PLUGINS_H_
 #define PORTICO_CONTROLLER_CTL_LIST_PLUGINS_H_
@@ -15,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/ctl/server_call.h"
 #include "core/plugin/preflight.h"
 
 namespace portico::ctl {
@@ -24,11 +28,13 @@ struct ListPluginsOptions {
   std::string dir;
   std::string target;
   std::string output = "table";
+  std::string server = "http://127.0.0.1:5800";  // for --target controller
 };
 
 // AddListPluginsCommand registers the subcommand on `app`; when it runs, its exit status is
-// stored in `*exit_code` (which must outlive app.parse()).
-void AddListPluginsCommand(CLI::App& app, int* exit_code);
+// stored in `*exit_code`. `server` holds the global --server flag. Both must outlive
+// app.parse().
+void AddListPluginsCommand(CLI::App& app, int* exit_code, const ServerOptions* server);
 
 // RunListPlugins executes list-plugins with `options`, printing to `out` and `err`.
 int RunListPlugins(const ListPluginsOptions& options, std::ostream& out, std::ostream& err);

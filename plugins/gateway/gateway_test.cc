@@ -1,24 +1,39 @@
-// gateway_test: the GatewayClass and Gateway kinds in the SDK's fake host, with the Secret and
-// ReferenceGrant plugins loaded beside them for certificate references.
+// gateway_test: the GatewayClass and Gateway kinds in the SDK's fake host, with the Secret,
+// ReferenceGrant and Namespace plugins loaded beside them for certificate references. Objects
+// are conformance manifests of the Gateway API (kubernetes-sigs/gateway-api, Apache-2.0) or
+// variations of them; certificates are generated at test time.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "portico/sdk/testing/fake_host.h"
+#include "portico/sdk/testing/fake_world.h"
+#include "testing/test_certs.h"
 
 namespace portico::plugins::gateway {
 namespace {
 
+using sdk::ObjectRef;
 using sdk::testing::FakeHost;
+using sdk::testing::FakeWorld;
 using sdk::testing::ProcessOutcome;
+using sdk::testing::detail::Base64Encode;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Not;
 
 constexpr char kGroup[] = "gateway.networking.k8s.io";
+constexpr int64_t kNowMs = 1700000000000;  // the fake host's clock
+constexpr int64_t kDayMs = 24 * 3600 * 1000;
 
 constexpr char kGatewayClass[] =
     R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"GatewayClass",
   "metadata":{"name":"portico"},"spec":{"controllerName":"portico.io/gateway-controller"}})";
+constexpr char kForeignClass[] =
+    R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"GatewayClass",
+  "metadata":{"name":"other"},"spec":{"controllerName":"example.com/other-controller"}})";
 
 // The conformance base Gateways, with {GATEWAY_CLASS_NAME} replaced.
 constexpr char kSameNamespace[] = R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway",
@@ -30,7 +45,8 @@ constexpr char kBackendNamespaces[] =
   "metadata":{"name":"backend-namespaces","namespace":"gateway-conformance-infra"},
   "spec":{"gatewayClassName":"portico","listeners":[{"name":"http","port":80,"protocol":"HTTP",
     "allowedRoutes":{"namespaces":{"from":"Selector","selector":{"matchLabels":{)"
-    R"("gateway-conformance":"backend"}}}}}]}})";
+    R"("gateway-conformance":"backend"},"matchExpressions":[{"key":"tier","operator":"NotIn",)"
+    R"("values":["db","cache"]},{"key":"canary","operator":"DoesNotExist"}]}}}}]}})";
 constexpr char kHttps[] =
     R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway",
   "metadata":{"name":"same-namespace-with-https-listener","namespace":"gateway-conformance-infra"},
@@ -43,14 +59,14 @@ constexpr char kHttps[] =
      "tls":{"certificateRefs":[{"group":"","kind":"Secret",)"
     R"("name":"tls-validity-checks-certificate","namespace":"gateway-conformance-infra"}]}},
     {"name":"https-with-wildcard-hostname","port":443,"hostname":"*.wildcard.org",)"
-    R"("protocol":"HTTPS",
+    R"("protocol":"HTTPS","allowedRoutes":{"namespaces":{"from":"Same"}},
+     "tls":{"certificateRefs":[{"group":"","kind":"Secret",)"
+    R"("name":"tls-validity-checks-certificate","namespace":"gateway-conformance-infra"}]}},
+    {"name":"https-with-specific-wildcard-hostname","port":443,)"
+    R"("hostname":"fourth-example.wildcard.org","protocol":"HTTPS",
      "allowedRoutes":{"namespaces":{"from":"Same"}},
      "tls":{"certificateRefs":[{"group":"","kind":"Secret",)"
-    R"("name":"tls-validity-checks-certificate",)"
-    R"("namespace":"gateway-conformance-infra"}]}}]}})";
-constexpr char kCertificate[] = R"({"apiVersion":"v1","kind":"Secret","type":"kubernetes.io/tls",
-  "metadata":{"name":"tls-validity-checks-certificate","namespace":"gateway-conformance-infra"},
-  "data":{"tls.crt":"LS0tLS1CRUdJTg==","tls.key":"LS0tLS1CRUdJTg=="}})";
+    R"("name":"tls-validity-checks-certificate","namespace":"gateway-conformance-infra"}]}}]}})";
 
 // GatewaySecretReferenceGrantSpecific: a certificate in another namespace.
 constexpr char kCrossNamespaceCert[] =
@@ -61,21 +77,81 @@ constexpr char kCrossNamespaceCert[] =
     "allowedRoutes":{"namespaces":{"from":"All"}},
     "tls":{"certificateRefs":[{"group":"","kind":"Secret","name":"certificate",)"
     R"("namespace":"gateway-conformance-web-backend"}]}}]}})";
-constexpr char kWebCertificate[] = R"({"apiVersion":"v1","kind":"Secret","type":"kubernetes.io/tls",
-  "metadata":{"name":"certificate","namespace":"gateway-conformance-web-backend"},
-  "data":{"tls.crt":"LS0tLS1CRUdJTg==","tls.key":"LS0tLS1CRUdJTg=="}})";
 constexpr char kSecretGrant[] =
     R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"ReferenceGrant",
   "metadata":{"name":"reference-grant-specific","namespace":"gateway-conformance-web-backend"},
   "spec":{"from":[{"group":"gateway.networking.k8s.io","kind":"Gateway",)"
     R"("namespace":"gateway-conformance-infra"}],
           "to":[{"group":"","kind":"Secret","name":"certificate"}]}})";
+// GatewaySecretInvalidReferenceGrant: the grant names another Secret.
+constexpr char kWrongSecretGrant[] =
+    R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"ReferenceGrant",
+  "metadata":{"name":"reference-grant-wrong-name","namespace":"gateway-conformance-web-backend"},
+  "spec":{"from":[{"group":"gateway.networking.k8s.io","kind":"Gateway",)"
+    R"("namespace":"gateway-conformance-infra"}],
+          "to":[{"group":"","kind":"Secret","name":"not-the-certificate"}]}})";
 
-std::string GatewayWithListeners(std::string_view listeners, std::string_view extra = "") {
+std::string TlsSecret(std::string_view ns, std::string_view name,
+                      const plugins::testing::TestCertificate& cert) {
+  return R"({"apiVersion":"v1","kind":"Secret","type":"kubernetes.io/tls","metadata":{"name":")" +
+         std::string(name) + R"(","namespace":")" + std::string(ns) + R"("},"data":{"tls.crt":")" +
+         Base64Encode(cert.cert_pem) + R"(","tls.key":")" + Base64Encode(cert.key_pem) + R"("}})";
+}
+
+plugins::testing::TestCertificate Certificate(std::vector<std::string> dns) {
+  return plugins::testing::MakeTestCertificate(
+      {std::move(dns), kNowMs - kDayMs, kNowMs + 365 * kDayMs});
+}
+
+std::string GatewayWithListeners(std::string_view listeners, std::string_view extra = "",
+                                 std::string_view class_name = "portico") {
   return R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway","metadata":{)"
-         R"("name":"web",)"
-         R"("namespace":"default"},"spec":{"gatewayClassName":"portico","listeners":)" +
-         std::string(listeners) + std::string(extra) + "}}";
+         R"("name":"web","namespace":"default"},"spec":{"gatewayClassName":")" +
+         std::string(class_name) + R"(","listeners":)" + std::string(listeners) +
+         std::string(extra) + "}}";
+}
+
+// Condition finds a condition of type `type` in `conditions` and renders "Status/Reason".
+std::string Condition(const rapidjson::Value* conditions, std::string_view type) {
+  if (conditions == nullptr || !conditions->IsArray()) return "";
+  for (const auto& c : conditions->GetArray()) {
+    if (json::GetString(c, "type") == type) {
+      return json::GetString(c, "status") + "/" + json::GetString(c, "reason");
+    }
+  }
+  return "";
+}
+
+// GatewayCondition: "Status/Reason" of a Gateway-level condition in a status document.
+std::string GatewayCondition(const std::string& status, std::string_view type) {
+  auto doc = json::Parse(status);
+  return doc.ok() ? Condition(json::Find(*doc, "conditions"), type) : "";
+}
+
+// ListenerCondition: "Status/Reason" of a listener's condition.
+std::string ListenerCondition(const std::string& status, std::string_view listener,
+                              std::string_view type) {
+  auto doc = json::Parse(status);
+  const rapidjson::Value* listeners = doc.ok() ? json::Find(*doc, "listeners") : nullptr;
+  if (listeners == nullptr || !listeners->IsArray()) return "";
+  for (const auto& l : listeners->GetArray()) {
+    if (json::GetString(l, "name") == listener) return Condition(json::Find(l, "conditions"), type);
+  }
+  return "";
+}
+
+// ListenerField: a listener's status field as JSON.
+std::string ListenerField(const std::string& status, std::string_view listener,
+                          std::string_view field) {
+  auto doc = json::Parse(status);
+  const rapidjson::Value* listeners = doc.ok() ? json::Find(*doc, "listeners") : nullptr;
+  if (listeners == nullptr || !listeners->IsArray()) return "";
+  for (const auto& l : listeners->GetArray()) {
+    if (json::GetString(l, "name") != listener) continue;
+    const rapidjson::Value* v = json::Find(l, field);
+    return v != nullptr ? json::Serialize(*v) : "";
+  }
+  return "";
 }
 
 class plugin_gateway : public ::testing::Test {
@@ -84,6 +160,7 @@ class plugin_gateway : public ::testing::Test {
     ASSERT_TRUE(host_.Load(PLUGIN_PATH).ok());
     ASSERT_TRUE(host_.Load(SECRET_PLUGIN_PATH).ok());
     ASSERT_TRUE(host_.Load(REFERENCEGRANT_PLUGIN_PATH).ok());
+    ASSERT_TRUE(host_.Load(NAMESPACE_PLUGIN_PATH).ok());
   }
   ProcessOutcome Gateway(const std::string& json) { return host_.Process(kGroup, "Gateway", json); }
   FakeHost host_;
@@ -105,13 +182,22 @@ TEST_F(plugin_gateway, RegistersBothKinds) {
   EXPECT_EQ(gw->sync_policy, PORTICO_SYNC_ALWAYS);
 }
 
-TEST_F(plugin_gateway, GatewayClassExportsItsControllerName) {
+TEST_F(plugin_gateway, GatewayClassIsAcceptedOnlyWhenItIsOurs) {
   ProcessOutcome out = host_.Process(kGroup, "GatewayClass", kGatewayClass);
   ASSERT_TRUE(out.ok()) << out.status;
   EXPECT_EQ(out.ref.Display(), "GatewayClass portico");
-  EXPECT_EQ(out.export_json, R"({"controllerName":"portico.io/gateway-controller"})");
-  EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"Accepted","status":"True")"));
+  EXPECT_EQ(out.export_json,
+            R"({"controllerName":"portico.io/gateway-controller","accepted":true})");
+  EXPECT_EQ(out.status_json,
+            R"({"conditions":[{"type":"Accepted","status":"True","reason":"Accepted",)"
+            R"("message":"","observedGeneration":1}]})");
   EXPECT_FALSE(out.synced.has_value());
+
+  out = host_.Process(kGroup, "GatewayClass", kForeignClass);
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(out.export_json,
+            R"({"controllerName":"example.com/other-controller","accepted":false})");
+  EXPECT_FALSE(out.status_json.has_value());  // not ours: no status at all
 
   host_.set_validate_schema(false);
   for (const char* bad : {"portico", "Portico.io/x", "portico.io/", "portico.io/a b"}) {
@@ -136,86 +222,159 @@ TEST_F(plugin_gateway, HttpGatewaySyncsExportsAndAccepts) {
   ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
   ProcessOutcome out = Gateway(kSameNamespace);
   ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(out.synced,
+            R"({"metadata":{"name":"same-namespace","namespace":"gateway-conformance-infra",)"
+            R"("generation":1},"gatewayClassName":"portico","listeners":[{"name":"http","port":80,)"
+            R"("protocol":"HTTP","routeKinds":[{"group":"gateway.networking.k8s.io",)"
+            R"("kind":"HTTPRoute"}]}],"addresses":[]})");
+  EXPECT_EQ(out.export_json,
+            R"({"gatewayClassName":"portico","controllerName":"portico.io/gateway-controller",)"
+            R"("ours":true,"listeners":[{"name":"http","port":80,"protocol":"HTTP",)"
+            R"("accepted":true,"programmable":true,"allowedRoutes":{"namespaces":{)"
+            R"("from":"Same"},"kinds":[{"group":"gateway.networking.k8s.io",)"
+            R"("kind":"HTTPRoute"}]}}]})");
   EXPECT_EQ(
-      out.synced,
-      R"({"metadata":{"name":"same-namespace","namespace":"gateway-conformance-infra",)"
-      R"("generation":1},)"
-      R"("gatewayClassName":"portico","listeners":[{"name":"http","port":80,"protocol":"HTTP"}],)"
-      R"("addresses":[]})");
-  EXPECT_EQ(
-      out.export_json,
-      R"({"gatewayClassName":"portico","listeners":[{"name":"http","port":80,"protocol":"HTTP",)"
-      R"("allowedRoutes":{"namespaces":{"from":"Same"},"kinds":[{)"
-      R"("group":"gateway.networking.k8s.io","kind":"HTTPRoute"}]}}]})");
-  EXPECT_EQ(out.status_json,
-            R"({"conditions":[{"type":"Accepted","status":"True","reason":"Accepted","message":"",)"
-            R"("observedGeneration":1}],)"
-            R"("listeners":[{"name":"http","supportedKinds":[{"group":"gateway.networking.k8s.io",)"
-            R"("kind":"HTTPRoute"}],)"
-            R"("conditions":[{"type":"Accepted","status":"True","reason":"Accepted","message":"",)"
-            R"("observedGeneration":1},)"
-            R"({"type":"ResolvedRefs","status":"True","reason":"ResolvedRefs","message":"",)"
-            R"("observedGeneration":1}]}]})");
+      out.status_json,
+      R"({"conditions":[)"
+      R"({"type":"Accepted","status":"True","reason":"Accepted","message":"",)"
+      R"("observedGeneration":1},)"
+      R"({"type":"Programmed","status":"Unknown","reason":"Pending","message":"waiting for a )"
+      R"(gateway to apply it","observedGeneration":1}],)"
+      R"("listeners":[{"name":"http","supportedKinds":[{"group":"gateway.networking.k8s.io",)"
+      R"("kind":"HTTPRoute"}],"attachedRoutes":0,"conditions":[)"
+      R"({"type":"Accepted","status":"True","reason":"Accepted","message":"",)"
+      R"("observedGeneration":1},)"
+      R"({"type":"ResolvedRefs","status":"True","reason":"ResolvedRefs","message":"",)"
+      R"("observedGeneration":1},)"
+      R"({"type":"Conflicted","status":"False","reason":"NoConflicts","message":"",)"
+      R"("observedGeneration":1},)"
+      R"({"type":"Programmed","status":"Unknown","reason":"Pending","message":"waiting for a )"
+      R"(gateway to apply it","observedGeneration":1}]}]})");
   EXPECT_THAT(out.reads, ElementsAre("get GatewayClass portico hit"));
 }
 
-TEST_F(plugin_gateway, GatewayBeforeItsClassIsPendingUntilReprocessed) {
+TEST_F(plugin_gateway, ClassMissingIsPendingAndForeignClassGetsNothing) {
   ProcessOutcome out = Gateway(kSameNamespace);
   ASSERT_TRUE(out.ok()) << out.status;
   EXPECT_THAT(out.reads, ElementsAre("get GatewayClass portico miss"));
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "Unknown/Pending");
   EXPECT_THAT(*out.status_json,
-              HasSubstr(R"({"type":"Accepted","status":"Unknown","reason":"Pending",)"
-                        R"("message":"GatewayClass \"portico\" not found")"));
+              HasSubstr(R"("message":"GatewayClass \"portico\" does not exist")"));
+  EXPECT_FALSE(out.synced.has_value());
+  EXPECT_THAT(*out.export_json, HasSubstr(R"("ours":false)"));
+
+  ASSERT_TRUE(host_.Apply(kForeignClass).ok());
+  out = Gateway(GatewayWithListeners(
+      R"([{"name":"https","port":443,"protocol":"HTTPS","tls":{"certificateRefs":[{)"
+      R"("name":"cert"}]}}])",
+      "", "other"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_FALSE(out.status_json.has_value());
+  EXPECT_FALSE(out.synced.has_value());
+  EXPECT_THAT(*out.export_json, HasSubstr(R"("controllerName":"example.com/other-controller",)"
+                                          R"("ours":false)"));
+  EXPECT_THAT(out.reads, ElementsAre("get GatewayClass other hit"));  // no Secret read
+
   ASSERT_TRUE(host_.Apply(kGatewayClass).ok());  // the host requeues the Gateway on this change
   out = Gateway(kSameNamespace);
-  EXPECT_THAT(*out.status_json, HasSubstr(R"("conditions":[{"type":"Accepted","status":"True")"));
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "True/Accepted");
 }
 
-TEST_F(plugin_gateway, SelectorIsExportedForRouteAttachment) {
+TEST_F(plugin_gateway, SelectorIsExportedAsALabelSelector) {
   ProcessOutcome out = Gateway(kBackendNamespaces);
   ASSERT_TRUE(out.ok()) << out.status;
   EXPECT_THAT(*out.export_json,
-              HasSubstr(R"("namespaces":{"from":"Selector","selector":{"matchLabels":{)"
-                        R"("gateway-conformance":"backend"}}})"));
+              HasSubstr(R"("namespaces":{"from":"Selector","selector":)"
+                        R"("gateway-conformance=backend,tier notin (db,cache),!canary"})"));
 }
 
 TEST_F(plugin_gateway, HttpsListenersResolveTheirCertificates) {
   ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
   ProcessOutcome out = Gateway(kHttps);
   ASSERT_TRUE(out.ok()) << out.status;
-  EXPECT_THAT(
-      *out.status_json,
-      HasSubstr(R"("reason":"InvalidCertificateRef","message":"Secret )"
-                R"(gateway-conformance-infra/tls-validity-checks-certificate does not exist")"));
-  ASSERT_TRUE(host_.Apply(kCertificate).ok());
+  for (const char* l : {"https", "https-with-hostname", "https-with-wildcard-hostname"}) {
+    EXPECT_EQ(ListenerCondition(*out.status_json, l, "ResolvedRefs"),
+              "False/InvalidCertificateRef");
+    EXPECT_EQ(ListenerCondition(*out.status_json, l, "Programmed"), "False/Invalid");
+    EXPECT_EQ(ListenerCondition(*out.status_json, l, "Accepted"), "True/Accepted");
+  }
+  EXPECT_THAT(*out.status_json,
+              HasSubstr(R"("message":"tls.certificateRefs[0]: Secret )"
+                        R"(gateway-conformance-infra/tls-validity-checks-certificate does not )"
+                        R"(exist")"));
+  EXPECT_THAT(*out.synced, HasSubstr(R"("listeners":[])"));  // nothing servable yet
+
+  plugins::testing::TestCertificate cert = Certificate({"*.org", "*.wildcard.org"});
+  ProcessOutcome secret =
+      host_.Apply(TlsSecret("gateway-conformance-infra", "tls-validity-checks-certificate", cert));
+  ASSERT_TRUE(secret.ok()) << secret.status;
+  std::string sha256 = json::GetString(*json::Parse(*secret.export_json), "sha256");
   out = Gateway(kHttps);
   ASSERT_TRUE(out.ok()) << out.status;
-  EXPECT_THAT(*out.status_json, Not(HasSubstr("InvalidCertificateRef")));
-  EXPECT_THAT(out.reads,
-              ElementsAre("get GatewayClass portico hit",
-                          "secret gateway-conformance-infra/tls-validity-checks-certificate hit",
-                          "secret gateway-conformance-infra/tls-validity-checks-certificate hit",
-                          "secret gateway-conformance-infra/tls-validity-checks-certificate hit"));
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https", "ResolvedRefs"), "True/ResolvedRefs");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https", "Programmed"), "Unknown/Pending");
   EXPECT_THAT(
-      *out.synced,
-      HasSubstr(R"({"name":"https-with-wildcard-hostname","port":443,"protocol":"HTTPS",)"
-                R"("hostname":"*.wildcard.org","tls":{"mode":"Terminate","certificateRefs":)"
-                R"([{"group":"","kind":"Secret","namespace":"gateway-conformance-infra",)"
-                R"("name":"tls-validity-checks-certificate"}]}})"));
-  EXPECT_EQ(out.synced->find("LS0t"), std::string::npos);  // no key material in the view
+      out.reads,
+      ElementsAre("get GatewayClass portico hit",
+                  "get Secret gateway-conformance-infra/tls-validity-checks-certificate hit",
+                  "get Secret gateway-conformance-infra/tls-validity-checks-certificate hit",
+                  "get Secret gateway-conformance-infra/tls-validity-checks-certificate hit",
+                  "get Secret gateway-conformance-infra/tls-validity-checks-certificate hit"));
+  EXPECT_THAT(*out.synced,
+              HasSubstr(R"({"name":"https-with-wildcard-hostname","port":443,"protocol":"HTTPS",)"
+                        R"("hostname":"*.wildcard.org","tls":{"mode":"Terminate","certificates":)"
+                        R"([{"secretRef":{"namespace":"gateway-conformance-infra",)"
+                        R"("name":"tls-validity-checks-certificate"},"sha256":")" +
+                        sha256 + R"("}]},"routeKinds":)"));
+  // Never key material, in any encoding.
+  EXPECT_EQ(out.synced->find("BEGIN"), std::string::npos);
+  EXPECT_EQ(out.synced->find(Base64Encode(cert.key_pem).substr(0, 24)), std::string::npos);
+  EXPECT_EQ(out.export_json->find("sha256"), std::string::npos);
+}
+
+TEST_F(plugin_gateway, HttpsListenersWithOverlappingHostnamesAreFlagged) {
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
+  ProcessOutcome out = Gateway(kHttps);
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(
+      ListenerCondition(*out.status_json, "https-with-wildcard-hostname", "OverlappingTLSConfig"),
+      "True/OverlappingHostnames");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https-with-specific-wildcard-hostname",
+                              "OverlappingTLSConfig"),
+            "True/OverlappingHostnames");
+  // Negative polarity: never written as False.
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https", "OverlappingTLSConfig"), "");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https-with-hostname", "OverlappingTLSConfig"), "");
+  EXPECT_THAT(
+      *out.status_json,
+      HasSubstr(R"("message":"hostname *.wildcard.org overlaps listeners on port 443: )"
+                R"x(https-with-specific-wildcard-hostname (fourth-example.wildcard.org)")x"));
 }
 
 TEST_F(plugin_gateway, CertificateRefsFollowTheGatewayApiRules) {
-  // GatewayInvalidTLSConfiguration: wrong group, wrong kind, not a TLS Secret.
-  host_.SetSecret("default", "opaque", "Opaque", {{"tls.crt", "YQ=="}, {"tls.key", "Yg=="}});
+  // GatewayInvalidTLSConfiguration: wrong group, wrong kind, missing, malformed; and not TLS.
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
+  ASSERT_TRUE(host_
+                  .Apply(R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"opaque"},)"
+                         R"("data":{"tls.crt":"YQ==","tls.key":"Yg=="}})")
+                  .ok());
+  ASSERT_TRUE(host_
+                  .Apply(R"({"apiVersion":"v1","kind":"Secret","type":"kubernetes.io/tls",)"
+                         R"("metadata":{"name":"malformed-certificate"},"data":{)"
+                         R"("tls.crt":"SGVsbG8gd29ybGQK","tls.key":"SGVsbG8gd29ybGQK"}})")
+                  .ok());
   struct Case {
     const char* ref;
-    const char* reason;
+    const char* message;
   } cases[] = {
-      {R"({"group":"wrong.group.company.io","kind":"Secret","name":"c"})", "InvalidCertificateRef"},
-      {R"({"group":"","kind":"WrongKind","name":"c"})", "InvalidCertificateRef"},
-      {R"({"name":"opaque"})", "InvalidCertificateRef"},
-      {R"({"name":"nonexistent-certificate"})", "InvalidCertificateRef"},
+      {R"({"group":"wrong.group.company.io","kind":"Secret","name":"c"})",
+       "Secret.wrong.group.company.io default/c is not supported; only core Secrets are"},
+      {R"({"group":"","kind":"WrongKind","name":"c"})", "WrongKind default/c is not supported"},
+      {R"({"name":"opaque"})",
+       R"(Secret default/opaque is of type \"Opaque\", not kubernetes.io/tls)"},
+      {R"({"name":"nonexistent-certificate"})", "does not exist"},
+      {R"({"name":"malformed-certificate"})",
+       "Secret default/malformed-certificate: tls.crt is not a PEM certificate"},
   };
   for (const Case& c : cases) {
     ProcessOutcome out = Gateway(GatewayWithListeners(
@@ -223,55 +382,211 @@ TEST_F(plugin_gateway, CertificateRefsFollowTheGatewayApiRules) {
             R"([{"name":"https","port":443,"protocol":"HTTPS","tls":{"certificateRefs":[)") +
         c.ref + "]}}]"));
     ASSERT_TRUE(out.ok()) << out.status;
-    EXPECT_THAT(
-        *out.status_json,
-        HasSubstr(std::string(R"("type":"ResolvedRefs","status":"False","reason":")") + c.reason))
+    EXPECT_EQ(ListenerCondition(*out.status_json, "https", "ResolvedRefs"),
+              "False/InvalidCertificateRef")
         << c.ref;
+    EXPECT_EQ(ListenerCondition(*out.status_json, "https", "Programmed"), "False/Invalid");
+    EXPECT_EQ(ListenerField(*out.status_json, "https", "supportedKinds"),
+              R"([{"group":"gateway.networking.k8s.io","kind":"HTTPRoute"}])");
+    EXPECT_THAT(*out.status_json, HasSubstr(c.message)) << c.ref;
+    // The Gateway stays accepted: its listener is valid, only a reference is not.
+    EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "True/Accepted");
   }
 }
 
 TEST_F(plugin_gateway, CrossNamespaceCertificatesNeedAReferenceGrant) {
-  ASSERT_TRUE(host_.Apply(kWebCertificate).ok());
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
+  ASSERT_TRUE(
+      host_.Apply(TlsSecret("gateway-conformance-web-backend", "certificate", Certificate({"*"})))
+          .ok());
   ProcessOutcome out = Gateway(kCrossNamespaceCert);
   ASSERT_TRUE(out.ok()) << out.status;
-  EXPECT_THAT(*out.status_json, HasSubstr(R"("reason":"RefNotPermitted")"));
-  EXPECT_THAT(out.reads, ElementsAre("get GatewayClass portico miss",
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https", "ResolvedRefs"), "False/RefNotPermitted");
+  EXPECT_THAT(out.reads, ElementsAre("get GatewayClass portico hit",
                                      "list ReferenceGrant gateway-conformance-web-backend",
                                      "reference Gateway gateway-conformance-infra -> Secret "
                                      "gateway-conformance-web-backend/certificate denied"));
+  ASSERT_TRUE(host_.Apply(kWrongSecretGrant).ok());  // GatewaySecretInvalidReferenceGrant
+  out = Gateway(kCrossNamespaceCert);
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https", "ResolvedRefs"), "False/RefNotPermitted");
   ASSERT_TRUE(host_.Apply(kSecretGrant).ok());
   out = Gateway(kCrossNamespaceCert);
-  EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"ResolvedRefs","status":"True")"));
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https", "ResolvedRefs"), "True/ResolvedRefs");
 }
 
-TEST_F(plugin_gateway, UnsupportedRouteKindsAndProtocolsAreReportedNotRejected) {
-  // GatewayInvalidRouteKind.
+TEST_F(plugin_gateway, RouteKindsAndProtocols) {
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
+  // GatewayInvalidRouteKind: only an invalid kind.
   ProcessOutcome out = Gateway(GatewayWithListeners(
       R"([{"name":"http","port":80,"protocol":"HTTP","allowedRoutes":{"namespaces":{)"
       R"("from":"All"},"kinds":[{"kind":"InvalidRoute"}]}}])"));
   ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(ListenerField(*out.status_json, "http", "supportedKinds"), "[]");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "http", "ResolvedRefs"), "False/InvalidRouteKinds");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "http", "Accepted"), "True/Accepted");
   EXPECT_THAT(*out.status_json,
-              HasSubstr(R"("supportedKinds":[],"conditions":[{"type":"Accepted","status":"True")"));
-  EXPECT_THAT(*out.status_json,
-              HasSubstr(R"("reason":"InvalidRouteKinds","message":"unsupported route kinds: )"
+              HasSubstr(R"("message":"route kinds not supported on a HTTP listener: )"
                         R"(InvalidRoute.gateway.networking.k8s.io")"));
+  // Valid and invalid kinds: the valid ones are listed.
   out = Gateway(GatewayWithListeners(
       R"([{"name":"http","port":80,"protocol":"HTTP","allowedRoutes":{"kinds":[{)"
-      R"("kind":"InvalidRoute"},{"kind":"HTTPRoute"}]}}])"));
-  EXPECT_THAT(
-      *out.status_json,
-      HasSubstr(R"("supportedKinds":[{"group":"gateway.networking.k8s.io","kind":"HTTPRoute"}])"));
+      R"("kind":"InvalidRoute"},{"kind":"HTTPRoute"},{"group":"gateway.networking.k8s.io",)"
+      R"("kind":"GRPCRoute"}]}}])"));
+  EXPECT_EQ(ListenerField(*out.status_json, "http", "supportedKinds"),
+            R"([{"group":"gateway.networking.k8s.io","kind":"HTTPRoute"}])");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "http", "ResolvedRefs"), "False/InvalidRouteKinds");
   EXPECT_THAT(*out.export_json,
               HasSubstr(R"("kinds":[{"group":"gateway.networking.k8s.io","kind":"HTTPRoute"}])"));
+  // An empty kinds list means "by protocol".
+  out = Gateway(GatewayWithListeners(
+      R"([{"name":"http","port":80,"protocol":"HTTP","allowedRoutes":{"kinds":[]}}])"));
+  EXPECT_EQ(ListenerCondition(*out.status_json, "http", "ResolvedRefs"), "True/ResolvedRefs");
+  EXPECT_EQ(ListenerField(*out.status_json, "http", "supportedKinds"),
+            R"([{"group":"gateway.networking.k8s.io","kind":"HTTPRoute"}])");
+
+  // HTTPRouteDisallowedKind's Gateway: TLS passthrough for TLSRoutes only.
+  out = Gateway(GatewayWithListeners(
+      R"([{"name":"tls","port":443,"protocol":"TLS","tls":{"mode":"Passthrough"},)"
+      R"("allowedRoutes":{"namespaces":{"from":"Same"},"kinds":[{"kind":"TLSRoute"}]}}])"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(ListenerCondition(*out.status_json, "tls", "Accepted"), "False/UnsupportedProtocol");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "tls", "ResolvedRefs"), "False/InvalidRouteKinds");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "tls", "Programmed"), "False/Invalid");
+  EXPECT_EQ(ListenerField(*out.status_json, "tls", "supportedKinds"), "[]");
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "False/ListenersNotValid");
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Programmed"), "False/Invalid");
+  EXPECT_FALSE(out.synced.has_value());
+  // Some valid listeners: accepted, with the invalid ones named.
+  out = Gateway(GatewayWithListeners(
+      R"([{"name":"tcp","port":5000,"protocol":"TCP"},{"name":"http","port":80,)"
+      R"("protocol":"http"}])"));
+  EXPECT_EQ(ListenerCondition(*out.status_json, "tcp", "Accepted"), "False/UnsupportedProtocol");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "http", "Accepted"), "True/Accepted");
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "True/ListenersNotValid");
+  EXPECT_THAT(*out.status_json,
+              HasSubstr(R"x("message":"listeners not valid: tcp (UnsupportedProtocol); )x"
+                        R"(accepted: http")"));
+  EXPECT_THAT(*out.synced,
+              HasSubstr(R"("listeners":[{"name":"http","port":80,"protocol":"HTTP",)"));
+}
+
+TEST_F(plugin_gateway, ConflictingListenersAreNotAccepted) {
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
+  ASSERT_TRUE(host_.Apply(TlsSecret("default", "cert", Certificate({"*.example.com"}))).ok());
+  ProcessOutcome out = Gateway(GatewayWithListeners(
+      R"([{"name":"http","port":8443,"protocol":"HTTP"},)"
+      R"({"name":"https","port":8443,"protocol":"HTTPS","tls":{"certificateRefs":[{)"
+      R"("name":"cert"}]}},{"name":"other","port":8080,"protocol":"HTTP"},)"
+      R"({"name":"tcp","port":8080,"protocol":"TCP"}])"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  for (const char* l : {"http", "https"}) {
+    EXPECT_EQ(ListenerCondition(*out.status_json, l, "Conflicted"), "True/ProtocolConflict") << l;
+    EXPECT_EQ(ListenerCondition(*out.status_json, l, "Accepted"), "False/ProtocolConflict") << l;
+    EXPECT_EQ(ListenerCondition(*out.status_json, l, "Programmed"), "False/Invalid") << l;
+  }
+  // An unsupported protocol never conflicts with supported ones.
+  EXPECT_EQ(ListenerCondition(*out.status_json, "other", "Conflicted"), "False/NoConflicts");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "other", "Accepted"), "True/Accepted");
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "True/ListenersNotValid");
+  EXPECT_THAT(*out.status_json,
+              HasSubstr(R"x("message":"port 8443 is used with several protocols (HTTP, HTTPS)")x"));
+  EXPECT_THAT(*out.synced, HasSubstr(R"("listeners":[{"name":"other",)"));
+  EXPECT_THAT(*out.synced, Not(HasSubstr(R"("name":"https")")));
+}
+
+TEST_F(plugin_gateway, AddressTypesOtherThanIpAddressAreUnsupported) {
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
+  const std::string http = R"([{"name":"http","port":80,"protocol":"HTTP"}])";
+  ProcessOutcome out = Gateway(GatewayWithListeners(
+      http, R"(,"addresses":[{"value":"127.0.1.1"},{"type":"IPAddress"},{"value":"::1"}])"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "True/Accepted");
+  EXPECT_THAT(*out.synced,
+              HasSubstr(R"("addresses":[{"type":"IPAddress","value":"127.0.1.1"},{"type":)"
+                        R"("IPAddress","value":""},{"type":"IPAddress","value":"::1"}])"));
+  for (const char* addresses : {R"([{"type":"Hostname","value":"gw.example.com"}])",
+                                R"([{"type":"example.com/pool","value":"blue"}])"}) {
+    out = Gateway(GatewayWithListeners(http, std::string(R"(,"addresses":)") + addresses));
+    ASSERT_TRUE(out.ok()) << out.status;
+    EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "False/UnsupportedAddress")
+        << addresses;
+    EXPECT_EQ(GatewayCondition(*out.status_json, "Programmed"), "False/Invalid");
+    EXPECT_FALSE(out.synced.has_value());
+  }
+}
+
+TEST_F(plugin_gateway, ParametersAndClientCertificatesAreNotSupported) {
+  ProcessOutcome out = host_.Process(
+      kGroup, "GatewayClass",
+      R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"GatewayClass","metadata":{)"
+      R"("name":"portico"},"spec":{"controllerName":"portico.io/gateway-controller",)"
+      R"("parametersRef":{"group":"example.com","kind":"Config","name":"c"}}})");
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "False/InvalidParameters");
+  EXPECT_THAT(*out.export_json, HasSubstr(R"("accepted":false)"));
+  ASSERT_TRUE(host_
+                  .Apply(R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"GatewayClass",)"
+                         R"("metadata":{"name":"portico"},"spec":{"controllerName":)"
+                         R"("portico.io/gateway-controller","parametersRef":{"group":"",)"
+                         R"("kind":"ConfigMap","name":"c"}}})")
+                  .ok());
+  out = Gateway(kSameNamespace);  // ours, but its class is not accepted
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "False/Invalid");
+  EXPECT_FALSE(out.synced.has_value());
 
   ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
-  out = Gateway(GatewayWithListeners(R"([{"name":"tcp","port":5000,"protocol":"TCP"}])"));
+  out = Gateway(GatewayWithListeners(
+      R"([{"name":"http","port":80,"protocol":"HTTP"}])",
+      R"(,"infrastructure":{"parametersRef":{"group":"example.com","kind":"Config","name":"c"}})"));
   ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "False/InvalidParameters");
   EXPECT_THAT(*out.status_json,
-              HasSubstr(R"({"type":"Accepted","status":"False","reason":"ListenersNotValid")"));
-  EXPECT_THAT(
-      *out.status_json,
-      HasSubstr(R"("reason":"UnsupportedProtocol","message":"protocol TCP is not supported")"));
+              HasSubstr("spec.infrastructure.parametersRef Config.example.com c"));
+  EXPECT_FALSE(out.synced.has_value());
+
+  ASSERT_TRUE(host_.Apply(TlsSecret("default", "cert", Certificate({"a.example.com"}))).ok());
+  out = Gateway(GatewayWithListeners(
+      R"([{"name":"https","port":443,"protocol":"HTTPS","tls":{"certificateRefs":[{)"
+      R"("name":"cert"}],"frontendValidation":{"caCertificateRefs":[{"group":"","kind":)"
+      R"("ConfigMap","name":"ca"}]}}}])"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https", "Accepted"), "False/UnsupportedValue");
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "False/ListenersNotValid");
+}
+
+// Every permutation of the objects a cross-namespace HTTPS Gateway depends on settles to the
+// same status: the fake world re-processes everything until a fixed point (fake_world.h).
+TEST_F(plugin_gateway, StatusIsIndependentOfTheOrderObjectsArrive) {
+  FakeWorld world(host_);
+  std::vector<std::string> objects = {
+      kGatewayClass, kCrossNamespaceCert, kSecretGrant,
+      TlsSecret("gateway-conformance-web-backend", "certificate", Certificate({"*"})),
+      R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"gateway-conformance-infra"}})"};
+  for (const std::string& o : objects) ASSERT_TRUE(world.Put(o).ok());
+  std::vector<ObjectRef> order = world.refs();
+  ObjectRef gateway{kGroup, "Gateway", "gateway-conformance-infra",
+                    "gateway-secret-reference-grant-specific"};
+  std::optional<std::string> first;
+  int permutations = 0;
+  std::sort(order.begin(), order.end());
+  do {
+    FakeHost host;
+    ASSERT_TRUE(host.Load(PLUGIN_PATH).ok());
+    ASSERT_TRUE(host.Load(SECRET_PLUGIN_PATH).ok());
+    ASSERT_TRUE(host.Load(REFERENCEGRANT_PLUGIN_PATH).ok());
+    ASSERT_TRUE(host.Load(NAMESPACE_PLUGIN_PATH).ok());
+    FakeWorld w(host);
+    for (const std::string& o : objects) ASSERT_TRUE(w.Put(o).ok());
+    ASSERT_TRUE(w.Settle(order).ok());
+    std::optional<std::string> status = w.AggregatedStatus(gateway);
+    ASSERT_TRUE(status.has_value());
+    if (!first) first = status;
+    EXPECT_EQ(status, first);
+    ++permutations;
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_EQ(permutations, 120);
+  EXPECT_EQ(ListenerCondition(*first, "https", "ResolvedRefs"), "True/ResolvedRefs");
+  EXPECT_EQ(GatewayCondition(*first, "Accepted"), "True/Accepted");
 }
 
 TEST_F(plugin_gateway, CrossFieldRules) {
@@ -336,6 +651,10 @@ TEST_F(plugin_gateway, CrossFieldRules) {
       {"[]", "", "spec.listeners: at least one listener is required"},
       {R"([{"name":"Bad_Name","port":80,"protocol":"HTTP"}])", "",
        "spec.listeners[0].name: \"Bad_Name\" is not a valid listener name"},
+      {R"([{"name":"a","port":443,"protocol":"HTTPS","tls":{"mode":"Passthrough"}}])", "",
+       "spec.listeners[0].tls.mode: tls mode must be Terminate for protocol HTTPS"},
+      {R"([{"name":"a","port":443,"protocol":"TLS","tls":{"certificateRefs":[{"name":"c"}]}}])", "",
+       "spec.listeners[0].tls.mode: tls mode must be set for protocol TLS"},
   };
   for (const Case& c : cases) {
     ProcessOutcome out = Gateway(GatewayWithListeners(c.listeners, c.extra));
@@ -362,19 +681,18 @@ TEST_F(plugin_gateway, AcceptsValidVariants) {
     ProcessOutcome out = Gateway(GatewayWithListeners(listeners));
     EXPECT_TRUE(out.ok()) << listeners << ": " << out.status;
   }
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
   ProcessOutcome out =
       host_.Process(kGroup, "Gateway",
                     R"({"apiVersion":"gateway.networking.k8s.io/v1beta1","kind":"Gateway",
       "metadata":{"name":"web","namespace":"default","generation":3},"spec":{)"
                     R"("gatewayClassName":"portico",
       "listeners":[{"name":"http","port":8080,"protocol":"HTTP"}],"addresses":[{)"
-                    R"("value":"127.0.1.1"},{"type":"Hostname","value":"gw.example.com"}]}})");
+                    R"("value":"127.0.1.1"}]}})");
   ASSERT_TRUE(out.ok()) << out.status;
   EXPECT_THAT(*out.synced, HasSubstr(R"("generation":3)"));
-  EXPECT_THAT(
-      *out.synced,
-      HasSubstr(R"("addresses":[{"type":"IPAddress","value":"127.0.1.1"},{"type":"Hostname",)"
-                R"("value":"gw.example.com"}])"));
+  EXPECT_THAT(*out.status_json, HasSubstr(R"("observedGeneration":3)"));
+  EXPECT_THAT(*out.synced, HasSubstr(R"("addresses":[{"type":"IPAddress","value":"127.0.1.1"}])"));
 }
 
 }  // namespace

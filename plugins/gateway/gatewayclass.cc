@@ -1,8 +1,8 @@
-// gatewayclass.cc: the GatewayClass processor (see process.h). Whether a class is ours (its
-// controllerName equals the controller's) is the controller's configuration, not the plugin's;
-// for now every valid class is Accepted.
+// gatewayclass.cc: the GatewayClass processor (see process.h). A class is ours when its
+// controllerName is Portico's (sdk/gateway_api.h); only ours get a status.
 #include <string>
 
+#include "portico/sdk/gateway_api.h"
 #include "portico/sdk/json_writer.h"
 #include "portico/sdk/names.h"
 #include "process.h"
@@ -55,11 +55,25 @@ Status ProcessGatewayClass(const sdk::Object& obj, sdk::ProcessContext& ctx,
                                   "\" is not a valid namespace");
     }
   }
+  bool ours = controller == sdk::gateway_api::kControllerName;
+  // Portico takes no class parameters: a class of ours that names some is not accepted, as the
+  // API asks for a parametersRef of an unsupported kind.
+  sdk::Condition accepted{"Accepted", "True", "Accepted", ""};
+  if (const rapidjson::Value* p = json::FindPath(*doc, "spec.parametersRef")) {
+    std::string group = json::GetString(*p, "group");
+    accepted = {"Accepted", "False", "InvalidParameters",
+                "spec.parametersRef " + json::GetString(*p, "kind") +
+                    (group.empty() ? "" : "." + group) + " " + json::GetString(*p, "name") +
+                    ": Portico takes no GatewayClass parameters"};
+  }
   sdk::JsonWriter exported;
-  result.SetExport(exported.BeginObject().Field("controllerName", controller).EndObject().Take());
+  exported.BeginObject().Field("controllerName", controller);
+  exported.Key("accepted").Bool(ours && accepted.status == "True");
+  result.SetExport(exported.EndObject().Take());
+  if (!ours) return OkStatus();  // another controller's class: its status is not ours to write
   sdk::JsonWriter status;
   status.BeginObject();
-  sdk::WriteConditions(status, {{"Accepted", "True", "Accepted", ""}}, obj.generation());
+  sdk::WriteConditions(status, {accepted}, obj.generation());
   result.SetStatus(status.EndObject().Take());
   return OkStatus();
 }

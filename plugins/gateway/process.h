@@ -1,12 +1,23 @@
-// process.h: the Gateway processor: validation (validate.h), then resolution against what the
-// Gateway reads (its GatewayClass, certificate Secrets, ReferenceGrants through the reference
-// policy), producing the synced view, the export routes attach with, and the status.
+// process.h: the GatewayClass and Gateway processors.
 //
-// Semantics so far: listeners of protocol HTTP and HTTPS (mode Terminate) are supported; others
-// are reported UnsupportedProtocol. Certificate Secrets must exist, be permitted and be of type
-// kubernetes.io/tls with both keys; PEM checks come with certificate.v1. Programmed and
-// attachedRoutes are the host's (gateway acks, route contributions).
-// Threading: stateless; may run concurrently for different Gateways.
+// GatewayClass: Accepted=True for Portico's controllerName (sdk/gateway_api.h), or
+// False/InvalidParameters when it names a parametersRef (Portico takes none); a class of another
+// controller gets no status (it is not ours to judge). Export {controllerName, accepted}.
+//
+// Gateway: validation (validate.h), then the class (its export): a Gateway of another
+// controller's class gets no status and no synced view, only an export marking it foreign (so
+// routes leave it alone); a Gateway whose class does not exist yet is Accepted=Unknown/Pending,
+// one whose class is Portico's but not accepted is Accepted=False/Invalid.
+// Ours: listeners (listeners.h), spec.infrastructure.parametersRef (Portico takes none:
+// Accepted=False/InvalidParameters) and spec.addresses (IPAddress, with or without a value, is
+// supported; other types make the Gateway Accepted=False/UnsupportedAddress). Gateway Accepted
+// is True/Accepted, True/ListenersNotValid when some listeners are not accepted, and
+// False/ListenersNotValid when none is. Programmed is False/Invalid for a Gateway that is not
+// accepted and Unknown/Pending otherwise: the controller sets it from gateway acknowledgements,
+// and writes status.addresses from the gateways serving it. Listener status carries
+// attachedRoutes 0 that routes' contributions raise. The synced view (listeners a gateway can
+// serve) exists only for an accepted Gateway of ours; the export always lists every listener.
+// Threading: stateless; may run concurrently for different objects.
 #ifndef PORTICO_PLUGINS_GATEWAY_PROCESS_H_
 #define PORTICO_PLUGINS_GATEWAY_PROCESS_H_
 
@@ -16,7 +27,6 @@ namespace portico::plugins::gateway {
 
 Status ProcessGateway(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::ProcessResult& result);
 
-// ProcessGatewayClass validates a GatewayClass and exports its controllerName.
 Status ProcessGatewayClass(const sdk::Object& obj, sdk::ProcessContext& ctx,
                            sdk::ProcessResult& result);
 

@@ -1,6 +1,7 @@
 // validate.cc: see validate.h. Each rule cites the Gateway API CRD rule it mirrors.
 #include "validate.h"
 
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -90,6 +91,8 @@ Status ParseTls(const rapidjson::Value& tls, const std::string& field, Listener&
       l.certificate_refs.push_back(std::move(ref));
     }
   }
+  const rapidjson::Value* frontend = json::Find(tls, "frontendValidation");
+  l.frontend_validation = frontend != nullptr && !frontend->IsNull();
   const rapidjson::Value* options = json::Find(tls, "options");
   bool has_options = options != nullptr && options->IsObject() && options->MemberCount() > 0;
   // CEL: certificateRefs or options must be specified when mode is Terminate.
@@ -145,6 +148,13 @@ StatusOr<Listener> ParseListener(const rapidjson::Value& v, const std::string& f
   l.port = *port;
   l.protocol = json::GetString(v, "protocol");
   if (l.protocol.empty()) return FieldError(field + ".protocol", "is required");
+  l.protocol_as_written = l.protocol;
+  // Core protocols are case-insensitive ("http" is HTTP); custom ones are domain-prefixed.
+  std::string upper = l.protocol;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (upper == "HTTP" || upper == "HTTPS" || upper == "TLS" || upper == "TCP" || upper == "UDP") {
+    l.protocol = upper;
+  }
   bool l4 = l.protocol == "TCP" || l.protocol == "UDP";
   if (const rapidjson::Value* h = json::Find(v, "hostname"); h != nullptr && h->IsString()) {
     l.hostname = h->GetString();
@@ -163,6 +173,14 @@ StatusOr<Listener> ParseListener(const rapidjson::Value& v, const std::string& f
       return FieldError(field + ".tls", "must not be set for protocol " + l.protocol);
     }
     PORTICO_RETURN_IF_ERROR(ParseTls(*tls, field + ".tls", l));
+    // CEL: tls mode must be Terminate for protocol HTTPS.
+    if (l.protocol == "HTTPS" && l.tls_mode != "Terminate") {
+      return FieldError(field + ".tls.mode", "tls mode must be Terminate for protocol HTTPS");
+    }
+    // CEL: tls mode must be set for protocol TLS.
+    if (l.protocol == "TLS" && json::GetString(*tls, "mode").empty()) {
+      return FieldError(field + ".tls.mode", "tls mode must be set for protocol TLS");
+    }
   } else if (l.protocol == "HTTPS" || l.protocol == "TLS") {
     return FieldError(field + ".tls", "is required for protocol " + l.protocol);
   }
@@ -180,16 +198,18 @@ Status ParseAddresses(const rapidjson::Value& spec, GatewaySpec& out) {
     const rapidjson::Value& a = (*addresses)[i];
     std::string field = "spec.addresses[" + std::to_string(i) + "]";
     Address address{json::GetString(a, "type", "IPAddress"), json::GetString(a, "value")};
-    if (address.type == "IPAddress" && !sdk::names::IsIPv4(address.value) &&
-        !sdk::names::IsIPv6(address.value)) {
+    // An empty value asks for an address to be assigned (the serving gateway's own).
+    if (address.type == "IPAddress" && !address.value.empty() &&
+        !sdk::names::IsIPv4(address.value) && !sdk::names::IsIPv6(address.value)) {
       return FieldError(field + ".value", Quoted(address.value) + " is not an IP address");
     }
-    if (address.type == "Hostname" &&
+    if (address.type == "Hostname" && !address.value.empty() &&
         !sdk::names::IsHostname(address.value, /*allow_wildcard=*/false)) {
       return FieldError(field + ".value", Quoted(address.value) + " is not a valid hostname");
     }
     // CEL: IPAddress values must be unique; Hostname values must be unique.
-    if (auto [it, fresh] = seen.emplace(std::make_pair(address.type, address.value), i); !fresh) {
+    if (auto [it, fresh] = seen.emplace(std::make_pair(address.type, address.value), i);
+        !fresh && !address.value.empty()) {
       return FieldError(field + ".value", "duplicate " + address.type + " " +
                                               Quoted(address.value) + " (also spec.addresses[" +
                                               std::to_string(it->second) + "])");
@@ -224,7 +244,8 @@ StatusOr<GatewaySpec> ParseGateway(const rapidjson::Value& spec) {
                                              "])");
     }
     // CEL: Combination of port, protocol and hostname must be unique for each listener.
-    if (auto [it, fresh] = by_triple.emplace(std::make_tuple(l.port, l.protocol, l.hostname), i);
+    if (auto [it, fresh] =
+            by_triple.emplace(std::make_tuple(l.port, l.protocol_as_written, l.hostname), i);
         !fresh) {
       return FieldError(field, "port " + std::to_string(l.port) + ", protocol " + l.protocol +
                                    " and hostname " + Quoted(l.hostname) +
@@ -233,6 +254,12 @@ StatusOr<GatewaySpec> ParseGateway(const rapidjson::Value& spec) {
     out.listeners.push_back(std::move(l));
   }
   PORTICO_RETURN_IF_ERROR(ParseAddresses(spec, out));
+  if (const rapidjson::Value* p = json::FindPath(spec, "infrastructure.parametersRef");
+      p != nullptr && p->IsObject()) {
+    std::string group = json::GetString(*p, "group");
+    out.parameters_ref = json::GetString(*p, "kind") + (group.empty() ? "" : "." + group) + " " +
+                         json::GetString(*p, "name");
+  }
   return out;
 }
 

@@ -2,9 +2,10 @@
 // (the Gateway API CRD's CEL rules, plus Portico's: HTTPS and TLS listeners need tls).
 //
 // ParseGateway applies the API's defaults (tls.mode Terminate, allowedRoutes.namespaces.from
-// Same, certificateRef group "" and kind Secret, address type IPAddress) and returns errors that
-// name the field ("spec.listeners[1].name: duplicate listener name \"http\""); the caller
-// prefixes the object. The model borrows strings from nothing: it owns copies, except
+// Same, allowedRoutes.kinds group gateway.networking.k8s.io, certificateRef group "" and kind
+// Secret, address type IPAddress), upper-cases the core protocols (they are case-insensitive)
+// and returns errors that name the field ("spec.listeners[1].name: duplicate listener name
+// \"http\""); the caller prefixes the object. The model owns copies of its strings, except
 // `selector`, which points into the parsed object and lives as long as it.
 // Threading: pure functions.
 #ifndef PORTICO_PLUGINS_GATEWAY_VALIDATE_H_
@@ -38,10 +39,12 @@ struct Listener {
   std::string name;
   std::string hostname;  // empty: any
   int64_t port = 0;
-  std::string protocol;
+  std::string protocol;  // core protocols upper-cased (they are case-insensitive)
+  std::string protocol_as_written;
   bool has_tls = false;
   std::string tls_mode;  // "Terminate" or "Passthrough" when has_tls
   std::vector<CertificateRef> certificate_refs;
+  bool frontend_validation = false;  // tls.frontendValidation (client certificates) is set
   std::string from = "Same";                   // allowedRoutes.namespaces.from
   const rapidjson::Value* selector = nullptr;  // allowedRoutes.namespaces.selector
   bool kinds_given = false;
@@ -57,6 +60,7 @@ struct GatewaySpec {
   std::string class_name;
   std::vector<Listener> listeners;
   std::vector<Address> addresses;
+  std::string parameters_ref;  // spec.infrastructure.parametersRef as "Kind.group name", if any
 };
 
 // ParseGateway validates a Gateway's spec into the model.

@@ -1,21 +1,31 @@
 // httproute_test: the HTTPRoute kind in the SDK's fake host, with the plugins it reads (Gateway,
-// Service, ReferenceGrant) and Webhook for ExtensionRef filters. Valid objects are conformance
-// manifests of the Gateway API (kubernetes-sigs/gateway-api, Apache-2.0).
+// Service, ReferenceGrant, Namespace), Webhook for ExtensionRef filters and Secret for HTTPS
+// Gateways. Objects are conformance manifests of the Gateway API (kubernetes-sigs/gateway-api,
+// Apache-2.0) or variations of them.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
+
 #include "portico/sdk/testing/fake_host.h"
+#include "portico/sdk/testing/fake_world.h"
 
 namespace portico::plugins::httproute {
 namespace {
 
+using sdk::ObjectRef;
 using sdk::testing::FakeHost;
+using sdk::testing::FakeWorld;
 using sdk::testing::ProcessOutcome;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Not;
 
 constexpr char kGroup[] = "gateway.networking.k8s.io";
+constexpr char kInfra[] = "gateway-conformance-infra";
 
 constexpr char kGatewayClass[] =
     R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"GatewayClass",
@@ -24,6 +34,30 @@ constexpr char kSameNamespace[] = R"({"apiVersion":"gateway.networking.k8s.io/v1
   "metadata":{"name":"same-namespace","namespace":"gateway-conformance-infra"},
   "spec":{"gatewayClassName":"portico","listeners":[{"name":"http","port":80,"protocol":"HTTP",
     "allowedRoutes":{"namespaces":{"from":"Same"}}}]}})";
+constexpr char kBackendNamespaces[] =
+    R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway",
+  "metadata":{"name":"backend-namespaces","namespace":"gateway-conformance-infra"},
+  "spec":{"gatewayClassName":"portico","listeners":[{"name":"http","port":80,"protocol":"HTTP",
+    "allowedRoutes":{"namespaces":{"from":"Selector","selector":{"matchLabels":{)"
+    R"("gateway-conformance":"backend"}}}}}]}})";
+constexpr char kAllNamespaces[] = R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway",
+  "metadata":{"name":"all-namespaces","namespace":"gateway-conformance-infra"},
+  "spec":{"gatewayClassName":"portico","listeners":[{"name":"http","port":80,"protocol":"HTTP",
+    "allowedRoutes":{"namespaces":{"from":"All"}}}]}})";
+// HTTPRouteDisallowedKind's Gateway.
+constexpr char kTlsRoutesOnly[] = R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway",
+  "metadata":{"name":"tlsroutes-only","namespace":"gateway-conformance-infra"},
+  "spec":{"gatewayClassName":"portico","listeners":[{"name":"tls","port":443,"protocol":"TLS",
+    "tls":{"mode":"Passthrough"},"allowedRoutes":{"namespaces":{"from":"Same"},
+    "kinds":[{"kind":"TLSRoute"}]}}]}})";
+// HTTPRouteHostnameIntersection's Gateway (condensed).
+constexpr char kHostnameGateway[] =
+    R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway",
+  "metadata":{"name":"httproute-hostname-intersection","namespace":"gateway-conformance-infra"},
+  "spec":{"gatewayClassName":"portico","listeners":[
+    {"name":"listener-1","port":80,"protocol":"HTTP","hostname":"very.specific.com"},
+    {"name":"listener-2","port":80,"protocol":"HTTP","hostname":"*.wildcard.io"},
+    {"name":"listener-3","port":80,"protocol":"HTTP","hostname":"*.anotherwildcard.io"}]}})";
 constexpr char kInfraBackendV1[] =
     R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"infra-backend-v1",
   "namespace":"gateway-conformance-infra"},"spec":{"selector":{"app":"infra-backend-v1"},
@@ -32,6 +66,8 @@ constexpr char kWebBackend[] =
     R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"web-backend",
   "namespace":"gateway-conformance-web-backend"},"spec":{"selector":{"app":"web-backend"},
   "ports":[{"protocol":"TCP","port":8080,"targetPort":3000}]}})";
+constexpr char kWebBackendNamespace[] = R"({"apiVersion":"v1","kind":"Namespace","metadata":{
+  "name":"gateway-conformance-web-backend","labels":{"gateway-conformance":"backend"}}})";
 
 // HTTPRouteSimpleSameNamespace.
 constexpr char kSimpleRoute[] = R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute",
@@ -134,20 +170,63 @@ std::string RouteWith(std::string_view spec) {
          std::string(spec) + "}";
 }
 
-class plugin_httproute : public ::testing::Test {
- protected:
-  void SetUp() override {
-    for (const char* path : {PLUGIN_PATH, GATEWAY_PLUGIN_PATH, SERVICE_PLUGIN_PATH,
-                             REFERENCEGRANT_PLUGIN_PATH, WEBHOOK_PLUGIN_PATH}) {
-      ASSERT_TRUE(host_.Load(path).ok()) << path;
+// InfraRoute is a route "r" in gateway-conformance-infra with the given spec members.
+std::string InfraRoute(std::string_view spec_members, std::string_view ns = kInfra) {
+  return R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute","metadata":{)"
+         R"("name":"r","namespace":")" +
+         std::string(ns) + R"("},"spec":{)" + std::string(spec_members) + "}}";
+}
+
+constexpr char kInfraBackendRule[] =
+    R"("rules":[{"backendRefs":[{"name":"infra-backend-v1","port":8080}]}])";
+
+// ParentCondition: "Status/Reason" of a condition in the status entry of the parent named
+// `gateway`; "" when there is no such entry or condition.
+std::string ParentCondition(const std::string& status, std::string_view gateway,
+                            std::string_view type) {
+  auto doc = json::Parse(status);
+  const rapidjson::Value* parents = doc.ok() ? json::Find(*doc, "parents") : nullptr;
+  if (parents == nullptr || !parents->IsArray()) return "";
+  for (const auto& p : parents->GetArray()) {
+    if (json::GetString(p, "parentRef.name") != gateway) continue;
+    const rapidjson::Value* conditions = json::Find(p, "conditions");
+    for (const auto& c : conditions->GetArray()) {
+      if (json::GetString(c, "type") == type) {
+        return json::GetString(c, "status") + "/" + json::GetString(c, "reason");
+      }
     }
   }
-  void ApplyBase() {
-    for (const char* object : {kGatewayClass, kSameNamespace, kInfraBackendV1, kWebBackend}) {
+  return "";
+}
+
+size_t ParentCount(const std::string& status) {
+  auto doc = json::Parse(status);
+  return doc.ok() ? (*doc)["parents"].Size() : 0;
+}
+
+std::vector<std::string> Topics(const ProcessOutcome& out) {
+  std::vector<std::string> topics;
+  for (const auto& c : out.contributions) topics.push_back(c.target.Display() + " " + c.topic);
+  return topics;
+}
+
+class plugin_httproute : public ::testing::Test {
+ protected:
+  void SetUp() override { Load(host_); }
+  static void Load(FakeHost& host) {
+    for (const char* path :
+         {PLUGIN_PATH, GATEWAY_PLUGIN_PATH, SERVICE_PLUGIN_PATH, REFERENCEGRANT_PLUGIN_PATH,
+          WEBHOOK_PLUGIN_PATH, NAMESPACE_PLUGIN_PATH, SECRET_PLUGIN_PATH}) {
+      ASSERT_TRUE(host.Load(path).ok()) << path;
+    }
+  }
+  void Apply(std::initializer_list<const char*> objects) {
+    for (const char* object : objects) {
       ProcessOutcome out = host_.Apply(object);
       ASSERT_TRUE(out.ok()) << out.status;
     }
   }
+  void ApplyBase() { Apply({kGatewayClass, kSameNamespace, kInfraBackendV1, kWebBackend}); }
   ProcessOutcome Route(const std::string& json) { return host_.Process(kGroup, "HTTPRoute", json); }
   FakeHost host_;
 };
@@ -163,153 +242,342 @@ TEST_F(plugin_httproute, RegistersTheKind) {
   EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_ALWAYS);
 }
 
-TEST_F(plugin_httproute, SimpleRouteIsNormalisedAndAccepted) {
+TEST_F(plugin_httproute, SimpleRouteIsNormalisedAttachedAndCounted) {
   ApplyBase();
   ProcessOutcome out = Route(kSimpleRoute);
   ASSERT_TRUE(out.ok()) << out.status;
   const std::string parent =
       R"({"name":"same-namespace","group":"gateway.networking.k8s.io","kind":"Gateway",)"
       R"("namespace":"gateway-conformance-infra"})";
-  EXPECT_EQ(
-      out.synced,
-      R"({"metadata":{"name":"gateway-conformance-infra-test",)"
-      R"("namespace":"gateway-conformance-infra","generation":1},)"
-      R"("parentRefs":[)" +
-          parent +
-          R"(],"hostnames":[],"rules":[{"backendRefs":[{"name":"infra-backend-v1","port":8080,)"
-          R"("group":"","kind":"Service","namespace":"gateway-conformance-infra","weight":1}],)"
-          R"("matches":[{"path":{"type":"PathPrefix","value":"/"}}]}]})");
+  EXPECT_EQ(out.synced,
+            R"({"metadata":{"name":"gateway-conformance-infra-test",)"
+            R"("namespace":"gateway-conformance-infra","generation":1},"hostnames":[],)"
+            R"("parents":[{"gateway":{"namespace":"gateway-conformance-infra",)"
+            R"("name":"same-namespace"},"listener":"http","hostnames":[]}],)"
+            R"("rules":[{"index":0,"backendRefs":[{"name":"infra-backend-v1","port":8080,)"
+            R"("group":"","kind":"Service","namespace":"gateway-conformance-infra","weight":1,)"
+            R"("key":"gateway-conformance-infra/infra-backend-v1:8080"}],)"
+            R"("matches":[{"path":{"type":"PathPrefix","value":"/"}}]}]})");
   EXPECT_EQ(out.export_json, R"({"parentRefs":[)" + parent + R"(],"hostnames":[]})");
   EXPECT_EQ(out.status_json,
             R"({"parents":[{"parentRef":)" + parent +
-                R"(,"conditions":[)"
+                R"(,"controllerName":"portico.io/gateway-controller","conditions":[)"
                 R"({"type":"Accepted","status":"True","reason":"Accepted","message":"",)"
                 R"("observedGeneration":1},)"
                 R"({"type":"ResolvedRefs","status":"True","reason":"ResolvedRefs","message":"",)"
                 R"("observedGeneration":1}]}]})");
-  EXPECT_THAT(out.reads, ElementsAre("get Gateway gateway-conformance-infra/same-namespace hit",
-                                     "get Service gateway-conformance-infra/infra-backend-v1 hit"));
+  EXPECT_THAT(Topics(out), ElementsAre("Gateway gateway-conformance-infra/same-namespace "
+                                       "count:listeners[name=http].attachedRoutes"));
+  EXPECT_EQ(out.contributions[0].json, "");
+  EXPECT_THAT(out.reads, ElementsAre("get Service gateway-conformance-infra/infra-backend-v1 hit",
+                                     "get Gateway gateway-conformance-infra/same-namespace hit"));
 }
 
 TEST_F(plugin_httproute, RouteBeforeItsGatewayAndServiceIsFixedWhenTheyArrive) {
   ProcessOutcome out = Route(kSimpleRoute);
   ASSERT_TRUE(out.ok()) << out.status;
-  EXPECT_THAT(
-      *out.status_json,
-      HasSubstr(R"({"type":"Accepted","status":"False","reason":"NoMatchingParent",)"
-                R"("message":"Gateway gateway-conformance-infra/same-namespace does not exist")"));
-  EXPECT_THAT(
-      *out.status_json,
-      HasSubstr(R"({"type":"ResolvedRefs","status":"False","reason":"BackendNotFound",)"
-                R"("message":"spec.rules[0].backendRefs[)"
-                R"(0]: Service gateway-conformance-infra/infra-backend-v1 does not exist")"));
+  // A parent nobody can resolve gets no entry; there is nothing to attach to, nothing to sync.
+  EXPECT_EQ(out.status_json, R"({"parents":[]})");
+  EXPECT_FALSE(out.synced.has_value());
+  EXPECT_THAT(out.contributions, IsEmpty());
   // Both misses are reads, so the host requeues the route when either object appears.
-  EXPECT_THAT(out.reads,
-              ElementsAre("get Gateway gateway-conformance-infra/same-namespace miss",
-                          "get Service gateway-conformance-infra/infra-backend-v1 miss"));
-  const std::string synced_before = *out.synced;
-  ApplyBase();
+  EXPECT_THAT(out.reads, ElementsAre("get Service gateway-conformance-infra/infra-backend-v1 miss",
+                                     "get Gateway gateway-conformance-infra/same-namespace miss"));
+  Apply({kSameNamespace});  // its class is still missing: the Gateway is not ours yet
+  out = Route(kSimpleRoute);
+  EXPECT_EQ(out.status_json, R"({"parents":[]})");
+  Apply({kGatewayClass, kSameNamespace});
+  out = Route(kSimpleRoute);
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "Accepted"), "True/Accepted");
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "ResolvedRefs"),
+            "False/BackendNotFound");
+  EXPECT_THAT(*out.status_json,
+              HasSubstr(R"("message":"spec.rules[0].backendRefs[0]: Service )"
+                        R"(gateway-conformance-infra/infra-backend-v1 does not exist")"));
+  EXPECT_THAT(*out.synced, HasSubstr(R"("key":"","invalid":{"reason":"BackendNotFound",)"));
+  Apply({kInfraBackendV1});
   out = Route(kSimpleRoute);
   EXPECT_THAT(*out.status_json, Not(HasSubstr("\"False\"")));
-  EXPECT_EQ(*out.synced, synced_before);  // the view does not depend on processing order
+}
+
+TEST_F(plugin_httproute, RoutesOfForeignGatewaysGetNoStatusEntry) {
+  Apply({kInfraBackendV1,
+         R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"GatewayClass",
+  "metadata":{"name":"portico"},"spec":{"controllerName":"example.com/not-portico"}})",
+         kSameNamespace});
+  ProcessOutcome out = Route(kSimpleRoute);
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(out.status_json, R"({"parents":[]})");
+  EXPECT_THAT(out.contributions, IsEmpty());
+  // Parents of other kinds (a mesh Service) are not ours either.
+  out = Route(
+      InfraRoute(R"("parentRefs":[{"group":"","kind":"Service","name":"infra-backend-v1"}],)" +
+                 std::string(kInfraBackendRule)));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(out.status_json, R"({"parents":[]})");
 }
 
 TEST_F(plugin_httproute, CrossNamespaceBackendsNeedAReferenceGrant) {
   ApplyBase();
   ProcessOutcome out = Route(kCrossNamespaceRoute);
   ASSERT_TRUE(out.ok()) << out.status;
-  EXPECT_THAT(
-      *out.status_json,
-      HasSubstr(R"("reason":"RefNotPermitted","message":"spec.rules[0].backendRefs[0]: Service )"
-                R"(gateway-conformance-web-backend/web-backend is in another namespace)"));
-  EXPECT_THAT(out.reads, ElementsAre("get Gateway gateway-conformance-infra/same-namespace hit",
-                                     "list ReferenceGrant gateway-conformance-web-backend",
+  // HTTPRouteInvalidCrossNamespaceBackendRef: attached, but the backend is not resolved.
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "Accepted"), "True/Accepted");
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "ResolvedRefs"),
+            "False/RefNotPermitted");
+  EXPECT_THAT(*out.status_json,
+              HasSubstr(R"("message":"spec.rules[0].backendRefs[0]: Service )"
+                        R"(gateway-conformance-web-backend/web-backend is in another namespace)"));
+  EXPECT_THAT(*out.synced, HasSubstr(R"("key":"","invalid":{"reason":"RefNotPermitted",)"));
+  EXPECT_THAT(Topics(out), ElementsAre("Gateway gateway-conformance-infra/same-namespace "
+                                       "count:listeners[name=http].attachedRoutes"));
+  EXPECT_THAT(out.reads, ElementsAre("list ReferenceGrant gateway-conformance-web-backend",
                                      "reference HTTPRoute gateway-conformance-infra -> Service "
-                                     "gateway-conformance-web-backend/web-backend denied"));
-  ASSERT_TRUE(host_.Apply(kGrant).ok());
+                                     "gateway-conformance-web-backend/web-backend denied",
+                                     "get Gateway gateway-conformance-infra/same-namespace hit"));
+  Apply({kGrant});
   out = Route(kCrossNamespaceRoute);
-  EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"ResolvedRefs","status":"True")"));
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "ResolvedRefs"),
+            "True/ResolvedRefs");
+  EXPECT_THAT(*out.synced,
+              HasSubstr(R"("key":"gateway-conformance-web-backend/web-backend:8080")"));
   host_.Delete({kGroup, "ReferenceGrant", "gateway-conformance-web-backend", "reference-grant"});
   out = Route(kCrossNamespaceRoute);
-  EXPECT_THAT(*out.status_json, HasSubstr("RefNotPermitted"));
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "ResolvedRefs"),
+            "False/RefNotPermitted");
 }
 
-TEST_F(plugin_httproute, InvalidBackendsAreReportedNotRejected) {
+TEST_F(plugin_httproute, InvalidBackendsAreReportedAndMarkedNotRejected) {
   ApplyBase();
   // HTTPRouteInvalidBackendRefUnknownKind, HTTPRouteInvalidNonExistentBackendRef, a wrong port.
   struct Case {
     const char* backend;
+    const char* reason;
     const char* message;
   } cases[] = {
       {R"({"group":"unknown.example.com","kind":"UnknownKind","name":"infra-backend-v2",)"
        R"("port":8080})",
-       R"("reason":"InvalidKind","message":"spec.rules[0].backendRefs[)"
-       R"(0]: backend kind UnknownKind.unknown.example.com is not supported")"},
-      {R"({"name":"nonexistent","port":8080})", R"("reason":"BackendNotFound")"},
-      {R"({"name":"infra-backend-v1","port":9999})",
-       R"("message":"spec.rules[0].backendRefs[)"
-       R"(0]: Service gateway-conformance-infra/infra-backend-v1 has no port 9999")"},
+       "False/InvalidKind",
+       R"("message":"spec.rules[0].backendRefs[1]: backend kind )"
+       R"x(UnknownKind.unknown.example.com is not supported (only core Services are)")x"},
+      {R"({"name":"nonexistent","port":8080})", "False/BackendNotFound",
+       R"(Service gateway-conformance-infra/nonexistent does not exist")"},
+      {R"({"name":"infra-backend-v1","port":9999})", "False/BackendNotFound",
+       R"(Service gateway-conformance-infra/infra-backend-v1 has no port 9999")"},
   };
   for (const Case& c : cases) {
     ProcessOutcome out =
-        Route(std::string(
-                  R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute",)"
-                  R"("metadata":{"name":"r","namespace":"gateway-conformance-infra"},)"
-                  R"("spec":{"parentRefs":[{"name":"same-namespace"}],"rules":[{"backendRefs":[)") +
-              c.backend + "]}]}}");
+        Route(InfraRoute(R"("parentRefs":[{"name":"same-namespace"}],"rules":[{"backendRefs":[{)"
+                         R"("name":"infra-backend-v1","port":8080,"weight":3},)" +
+                         std::string(c.backend) + "]}]"));
     ASSERT_TRUE(out.ok()) << out.status;
+    EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "ResolvedRefs"), c.reason);
+    EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "Accepted"), "True/Accepted");
     EXPECT_THAT(*out.status_json, HasSubstr(c.message)) << c.backend;
+    // The valid backend keeps its key; the invalid one answers 500 for its share (weight 1).
+    EXPECT_THAT(*out.synced,
+                HasSubstr(R"("weight":3,"group":"","kind":"Service",)"
+                          R"("namespace":"gateway-conformance-infra",)"
+                          R"("key":"gateway-conformance-infra/infra-backend-v1:8080"})"));
+    EXPECT_THAT(*out.synced, HasSubstr(R"("weight":1,"key":"","invalid":{"reason":")"));
   }
 }
 
 TEST_F(plugin_httproute, ParentSectionNameAndPortMustMatchAListener) {
   ApplyBase();
-  const std::string head =
-      R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute","metadata":{"name":"r",)"
-      R"("namespace":"gateway-conformance-infra"},"spec":{"parentRefs":[)";
-  const std::string tail =
-      R"(],"rules":[{"backendRefs":[{"name":"infra-backend-v1","port":8080}]}]}})";
-  ProcessOutcome out =
-      Route(head + R"({"name":"same-namespace","sectionName":"http","port":80})" + tail);
-  EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"Accepted","status":"True")"));
-  // HTTPRouteInvalidParentRefNotMatchingSectionName / ...NotMatchingListenerPort.
-  out = Route(head + R"({"name":"same-namespace","sectionName":"unknown-section"})" + tail);
+  auto route = [](std::string_view parent) {
+    return InfraRoute(R"("parentRefs":[)" + std::string(parent) + "]," + kInfraBackendRule);
+  };
+  ProcessOutcome out = Route(route(R"({"name":"same-namespace","sectionName":"http","port":80})"));
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "Accepted"), "True/Accepted");
+  // HTTPRouteInvalidParentRefNotMatchingSectionName / ...NotMatchingListenerPort /
+  // ...SectionNameNotMatchingPort: no entry attaches, so nothing is counted.
+  struct Case {
+    const char* parent;
+    const char* message;
+  } cases[] = {
+      {R"({"name":"same-namespace","sectionName":"unknown-section"})",
+       R"(has no listener named \"unknown-section\"")"},
+      {R"({"name":"same-namespace","port":81})", R"(has no listener on port 81")"},
+      {R"({"name":"same-namespace","sectionName":"http","port":81})",
+       R"(has no listener named \"http\" on port 81")"},
+  };
+  for (const Case& c : cases) {
+    out = Route(route(c.parent));
+    EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "Accepted"),
+              "False/NoMatchingParent")
+        << c.parent;
+    EXPECT_THAT(*out.status_json,
+                HasSubstr(R"("message":"Gateway gateway-conformance-infra/same-namespace )" +
+                          std::string(c.message)));
+    EXPECT_THAT(out.contributions, IsEmpty());
+    EXPECT_FALSE(out.synced.has_value());
+  }
+}
+
+TEST_F(plugin_httproute, AllowedRoutesNamespacesAndKinds) {
+  ApplyBase();
+  Apply({kAllNamespaces, kBackendNamespaces, kTlsRoutesOnly});
+  // HTTPRouteInvalidCrossNamespaceParentRef: a route in another namespace, Same on the listener.
+  const std::string web = "gateway-conformance-web-backend";
+  auto route = [&](std::string_view gateway) {
+    return InfraRoute(R"("parentRefs":[{"name":")" + std::string(gateway) +
+                          R"(","namespace":"gateway-conformance-infra"}],"rules":[{)"
+                          R"("backendRefs":[{"name":"web-backend","port":8080}]}])",
+                      web);
+  };
+  ProcessOutcome out = Route(route("same-namespace"));
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "Accepted"),
+            "False/NotAllowedByListeners");
+  EXPECT_THAT(out.contributions, IsEmpty());
+  out = Route(route("all-namespaces"));
+  EXPECT_EQ(ParentCondition(*out.status_json, "all-namespaces", "Accepted"), "True/Accepted");
+  // Selector: the route's Namespace labels decide; without the Namespace object only its
+  // kubernetes.io/metadata.name label exists.
+  out = Route(route("backend-namespaces"));
+  EXPECT_EQ(ParentCondition(*out.status_json, "backend-namespaces", "Accepted"),
+            "False/NotAllowedByListeners");
+  EXPECT_THAT(out.reads, ElementsAre("get Service gateway-conformance-web-backend/web-backend hit",
+                                     "get Gateway gateway-conformance-infra/backend-namespaces hit",
+                                     "get Namespace gateway-conformance-web-backend miss"));
+  Apply({kWebBackendNamespace});
+  out = Route(route("backend-namespaces"));
+  EXPECT_EQ(ParentCondition(*out.status_json, "backend-namespaces", "Accepted"), "True/Accepted");
+  // HTTPRouteDisallowedKind: the only listener takes TLSRoutes.
+  out = Route(
+      InfraRoute(R"("parentRefs":[{"name":"tlsroutes-only"}],)" + std::string(kInfraBackendRule)));
+  EXPECT_EQ(ParentCondition(*out.status_json, "tlsroutes-only", "Accepted"),
+            "False/NotAllowedByListeners");
+  EXPECT_EQ(ParentCount(*out.status_json), 1u);
+  EXPECT_THAT(out.contributions, IsEmpty());
+}
+
+TEST_F(plugin_httproute, HostnamesIntersectWithListeners) {
+  ApplyBase();
+  Apply({kHostnameGateway});
+  struct Case {
+    const char* hostnames;
+    const char* accepted;
+    std::vector<std::string> listeners;  // "listener hostnames" in synced order
+  } cases[] = {
+      {R"([])",
+       "True/Accepted",
+       {"listener-1 [\"very.specific.com\"]", "listener-2 [\"*.wildcard.io\"]",
+        "listener-3 [\"*.anotherwildcard.io\"]"}},
+      {R"(["very.specific.com"])", "True/Accepted", {"listener-1 [\"very.specific.com\"]"}},
+      {R"(["*.specific.com"])", "True/Accepted", {"listener-1 [\"very.specific.com\"]"}},
+      {R"(["bar.wildcard.io","foo.bar.wildcard.io","wildcard.io"])",
+       "True/Accepted",
+       {"listener-2 [\"bar.wildcard.io\",\"foo.bar.wildcard.io\"]"}},
+      {R"(["*.io"])",
+       "True/Accepted",
+       {"listener-2 [\"*.wildcard.io\"]", "listener-3 [\"*.anotherwildcard.io\"]"}},
+      {R"(["*.foo.anotherwildcard.io"])",
+       "True/Accepted",
+       {"listener-3 [\"*.foo.anotherwildcard.io\"]"}},
+      {R"(["specific.com","non.matching.com","*.nonmatchingwildcard.io","wildcard.io"])",
+       "False/NoMatchingListenerHostname",
+       {}},
+  };
+  for (const Case& c : cases) {
+    ProcessOutcome out = Route(
+        InfraRoute(R"("parentRefs":[{"name":"httproute-hostname-intersection"}],"hostnames":)" +
+                   std::string(c.hostnames) + "," + kInfraBackendRule));
+    ASSERT_TRUE(out.ok()) << out.status;
+    EXPECT_EQ(ParentCondition(*out.status_json, "httproute-hostname-intersection", "Accepted"),
+              c.accepted)
+        << c.hostnames;
+    std::vector<std::string> got;
+    if (out.synced) {
+      auto synced = json::Parse(*out.synced);
+      for (const auto& p : (*synced)["parents"].GetArray()) {
+        got.push_back(json::GetString(p, "listener") + " " + json::Serialize(p["hostnames"]));
+      }
+    }
+    EXPECT_EQ(got, c.listeners) << c.hostnames;
+    EXPECT_EQ(out.contributions.size(), c.listeners.size()) << c.hostnames;
+  }
+}
+
+TEST_F(plugin_httproute, EveryAttachedListenerIsCountedOnce) {
+  ApplyBase();
+  Apply({kHostnameGateway});
+  ProcessOutcome out = Route(InfraRoute(
+      R"("parentRefs":[{"name":"httproute-hostname-intersection","sectionName":"listener-2"},)"
+      R"({"name":"httproute-hostname-intersection","sectionName":"listener-3"},)"
+      R"({"name":"same-namespace"}],"hostnames":["a.wildcard.io","a.anotherwildcard.io"],)" +
+      std::string(kInfraBackendRule)));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_THAT(Topics(out),
+              ElementsAre("Gateway gateway-conformance-infra/httproute-hostname-intersection "
+                          "count:listeners[name=listener-2].attachedRoutes",
+                          "Gateway gateway-conformance-infra/httproute-hostname-intersection "
+                          "count:listeners[name=listener-3].attachedRoutes",
+                          "Gateway gateway-conformance-infra/same-namespace "
+                          "count:listeners[name=http].attachedRoutes"));
+  EXPECT_EQ(ParentCount(*out.status_json), 3u);
+}
+
+TEST_F(plugin_httproute, RulesWithUnsupportedFeaturesAreDropped) {
+  ApplyBase();
+  const std::string cors =
+      R"({"matches":[{"path":{"type":"PathPrefix","value":"/cors"}}],"filters":[{"type":"CORS",)"
+      R"("cors":{"allowOrigins":["https://example.com"]}}],"backendRefs":[{)"
+      R"("name":"infra-backend-v1","port":8080}]})";
+  const std::string plain = R"({"backendRefs":[{"name":"infra-backend-v1","port":8080}]})";
+  ProcessOutcome out = Route(InfraRoute(R"("parentRefs":[{"name":"same-namespace"}],"rules":[)" +
+                                        cors + "," + plain + "]"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "Accepted"), "True/Accepted");
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "PartiallyInvalid"),
+            "True/UnsupportedValue");
   EXPECT_THAT(*out.status_json,
-              HasSubstr(R"("reason":"NoMatchingParent",)"
-                        R"("message":"Gateway gateway-conformance-infra/same-namespace )"
-                        R"(has no listener \"unknown-section\"")"));
-  out = Route(head + R"({"name":"same-namespace","port":81})" + tail);
-  EXPECT_THAT(*out.status_json, HasSubstr(R"(has no listener on port 81")"));
-  out = Route(head + R"({"name":"same-namespace","sectionName":"http","port":81})" + tail);
-  EXPECT_THAT(*out.status_json, HasSubstr(R"(has no listener \"http\" on port 81")"));
+              HasSubstr(R"x("message":"Dropped Rule(s): spec.rules[0] (filter type CORS is not )x"
+                        R"x(supported)")x"));
+  EXPECT_THAT(*out.synced, HasSubstr(R"("rules":[{"index":1,)"));
+  EXPECT_THAT(*out.synced, Not(HasSubstr("cors")));
+  EXPECT_EQ(out.contributions.size(), 1u);
+
+  out = Route(InfraRoute(R"("parentRefs":[{"name":"same-namespace"}],"rules":[)" + cors +
+                         R"(,{"retry":{"attempts":2},"backendRefs":[{"name":"infra-backend-v1",)"
+                         R"("port":8080}]}])"));
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "Accepted"),
+            "False/UnsupportedValue");
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "PartiallyInvalid"), "");
+  EXPECT_THAT(*out.status_json, HasSubstr("spec.rules[1] (retry is not supported)"));
+  EXPECT_THAT(out.contributions, IsEmpty());
+  EXPECT_FALSE(out.synced.has_value());
 }
 
 TEST_F(plugin_httproute, ExtensionRefFiltersResolveThroughTheHost) {
   ApplyBase();
   const std::string route =
-      R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute","metadata":{"name":"r",)"
-      R"("namespace":"gateway-conformance-infra"},"spec":{"parentRefs":[{)"
-      R"("name":"same-namespace"}],)"
-      R"("rules":[{"filters":[{"type":"ExtensionRef","extensionRef":{"group":"portico.io",)"
-      R"("kind":"Webhook","name":"auth"}}],)"
-      R"("backendRefs":[{"name":"infra-backend-v1","port":8080}]}]}})";
+      InfraRoute(R"("parentRefs":[{"name":"same-namespace"}],)"
+                 R"("rules":[{"filters":[{"type":"ExtensionRef","extensionRef":{)"
+                 R"("group":"portico.io","kind":"Webhook","name":"auth"}}],)"
+                 R"("backendRefs":[{"name":"infra-backend-v1","port":8080}]}])");
   ProcessOutcome out = Route(route);
   ASSERT_TRUE(out.ok()) << out.status;
-  EXPECT_THAT(
-      *out.status_json,
-      HasSubstr(
-          R"("reason":"FilterNotFound","message":"spec.rules[0].filters[0].extensionRef: )"
-          R"(Webhook gateway-conformance-infra/auth does not exist or is not a route filter")"));
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "ResolvedRefs"),
+            "False/BackendNotFound");
+  EXPECT_THAT(*out.status_json,
+              HasSubstr(R"x("message":"spec.rules[0].filters[0].extensionRef: Webhook )x"
+                        R"x(gateway-conformance-infra/auth (group \"portico.io\") does not exist )x"
+                        R"x(or is not a route filter")x"));
+  // Never skipped: gateways answer 500 for the rule.
+  EXPECT_THAT(*out.synced, HasSubstr(R"("name":"auth"},"resolved":false})"));
   ASSERT_TRUE(
       host_
           .Apply(R"({"apiVersion":"portico.io/v1alpha1","kind":"Webhook","metadata":{"name":"auth",
       "namespace":"gateway-conformance-infra"},"spec":{"url":"http://auth.example.com/check"}})")
           .ok());
   out = Route(route);
-  EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"ResolvedRefs","status":"True")"));
-  EXPECT_THAT(out.reads, ElementsAre("get Gateway gateway-conformance-infra/same-namespace hit",
-                                     "extension Webhook gateway-conformance-infra/auth hit",
-                                     "get Service gateway-conformance-infra/infra-backend-v1 hit"));
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "ResolvedRefs"),
+            "True/ResolvedRefs");
+  EXPECT_THAT(*out.synced, HasSubstr(R"("name":"auth"},"resolved":true})"));
+  EXPECT_THAT(out.reads, ElementsAre("extension Webhook gateway-conformance-infra/auth hit",
+                                     "get Service gateway-conformance-infra/infra-backend-v1 hit",
+                                     "get Gateway gateway-conformance-infra/same-namespace hit"));
 }
 
 TEST_F(plugin_httproute, ConformanceRoutesAreAccepted) {
@@ -317,11 +585,17 @@ TEST_F(plugin_httproute, ConformanceRoutesAreAccepted) {
   for (const char* route : kConformanceRoutes) {
     ProcessOutcome out = Route(route);
     ASSERT_TRUE(out.ok()) << out.status << "\n" << route;
-    EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"ResolvedRefs","status":"True")")) << route;
+    EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "ResolvedRefs"),
+              "True/ResolvedRefs")
+        << route;
   }
 }
 
 TEST_F(plugin_httproute, DefaultsAreApplied) {
+  Apply({kGatewayClass,
+         R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway","metadata":{)"
+         R"("name":"gw","namespace":"default"},"spec":{"gatewayClassName":"portico",)"
+         R"("listeners":[{"name":"http","port":80,"protocol":"HTTP"}]}})"});
   ProcessOutcome out =
       Route(RouteWith(R"({"parentRefs":[{"name":"gw","sectionName":"http"}],"rules":[
       {"matches":[{"headers":[{"name":"x-a","value":"1"}],"queryParams":[{"name":"q",)"
@@ -331,25 +605,89 @@ TEST_F(plugin_httproute, DefaultsAreApplied) {
        "backendRefs":[{"name":"svc","port":80}]},
       {"filters":[{"type":"RequestRedirect","requestRedirect":{"scheme":"https"}}]}]})"));
   ASSERT_TRUE(out.ok()) << out.status;
-  const std::string& s = *out.synced;
   EXPECT_THAT(
-      s,
+      *out.export_json,
       HasSubstr(R"("parentRefs":[{"name":"gw","sectionName":"http",)"
                 R"("group":"gateway.networking.k8s.io","kind":"Gateway","namespace":"default"}])"));
+  const std::string& s = *out.synced;
   EXPECT_THAT(
       s, HasSubstr(
              R"({"headers":[{"name":"x-a","value":"1","type":"Exact"}],"queryParams":[{"name":"q",)"
              R"("value":"v","type":"Exact"}],"path":{"type":"PathPrefix","value":"/"}})"));
   EXPECT_THAT(s, HasSubstr(R"({"method":"GET","path":{"type":"PathPrefix","value":"/"}})"));
   EXPECT_THAT(s, HasSubstr(R"("backendRef":{"name":"mirror","port":80,"group":"","kind":"Service",)"
-                           R"("namespace":"default"})"));
+                           R"("namespace":"default","key":"","invalid":{)"));
   EXPECT_THAT(s, HasSubstr(R"("requestRedirect":{"scheme":"https","statusCode":302})"));
   EXPECT_THAT(s, HasSubstr(R"("matches":[{"path":{"type":"PathPrefix","value":"/"}}])"));
 
   out = Route(RouteWith(R"({"parentRefs":[{"name":"gw"}]})"));  // no rules at all
   ASSERT_TRUE(out.ok()) << out.status;
   EXPECT_THAT(*out.synced,
-              HasSubstr(R"("rules":[{"matches":[{"path":{"type":"PathPrefix","value":"/"}}]}])"));
+              HasSubstr(R"("rules":[{"index":0,"matches":[{"path":{"type":"PathPrefix",)"
+                        R"("value":"/"}}]}])"));
+}
+
+// GatewayWithAttachedRoutes (condensed): the same objects, applied in many orders, end with the
+// same statuses; the fake world re-processes everything until a fixed point (fake_world.h), as
+// the controller's requeue-on-read does.
+TEST_F(plugin_httproute, StatusesAreIndependentOfTheOrderObjectsArrive) {
+  const std::vector<std::string> objects = {
+      kGatewayClass,
+      R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"gateway-conformance-infra"}})",
+      R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway","metadata":{)"
+      R"("name":"gateway-with-two-attached-routes","namespace":"gateway-conformance-infra"},)"
+      R"("spec":{"gatewayClassName":"portico","listeners":[{"name":"http","port":80,)"
+      R"("protocol":"HTTP","hostname":"foo.example.com","allowedRoutes":{"kinds":[{)"
+      R"("kind":"HTTPRoute"}],"namespaces":{"from":"Selector","selector":{"matchLabels":{)"
+      R"("kubernetes.io/metadata.name":"gateway-conformance-infra"}}}}}]}})",
+      kInfraBackendV1,
+      kWebBackend,
+      kWebBackendNamespace,
+      kGrant,
+      kCrossNamespaceRoute,
+      R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute","metadata":{)"
+      R"("name":"http-route-2","namespace":"gateway-conformance-infra"},"spec":{"parentRefs":[{)"
+      R"("kind":"Gateway","name":"gateway-with-two-attached-routes",)"
+      R"("namespace":"gateway-conformance-infra"}],"rules":[{"backendRefs":[{)"
+      R"("name":"infra-backend-v1","port":8080}]}]}})",
+      R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute","metadata":{)"
+      R"("name":"http-route-not-accepted","namespace":"gateway-conformance-infra"},"spec":{)"
+      R"("hostnames":["not-accepted.test.com"],"parentRefs":[{"kind":"Gateway",)"
+      R"("name":"gateway-with-two-attached-routes","namespace":"gateway-conformance-infra"}],)"
+      R"("rules":[{"backendRefs":[{"name":"infra-backend-v1","port":8080}]}]}})",
+      kSameNamespace,
+  };
+  std::map<ObjectRef, std::optional<std::string>> expected;
+  std::mt19937 random(20240611);
+  std::vector<ObjectRef> order;
+  for (int run = 0; run < 150; ++run) {
+    FakeHost host;
+    Load(host);
+    FakeWorld world(host);
+    for (const std::string& o : objects) ASSERT_TRUE(world.Put(o).ok());
+    if (order.empty()) order = world.refs();
+    if (run > 0) std::shuffle(order.begin(), order.end(), random);
+    ASSERT_TRUE(world.Settle(order).ok());
+    for (const ObjectRef& ref : world.refs()) {
+      std::optional<std::string> status = world.AggregatedStatus(ref);
+      if (run == 0) {
+        expected[ref] = status;
+      } else {
+        ASSERT_EQ(status, expected[ref]) << ref.Display() << " differs in run " << run;
+      }
+    }
+  }
+  const ObjectRef gateway{kGroup, "Gateway", kInfra, "gateway-with-two-attached-routes"};
+  EXPECT_THAT(*expected[gateway], HasSubstr(R"("attachedRoutes":1,)"));
+  const ObjectRef same_namespace{kGroup, "Gateway", kInfra, "same-namespace"};
+  EXPECT_THAT(*expected[same_namespace], HasSubstr(R"("attachedRoutes":1,)"));
+  const ObjectRef not_accepted{kGroup, "HTTPRoute", kInfra, "http-route-not-accepted"};
+  EXPECT_EQ(
+      ParentCondition(*expected[not_accepted], "gateway-with-two-attached-routes", "Accepted"),
+      "False/NoMatchingListenerHostname");
+  const ObjectRef cross{kGroup, "HTTPRoute", kInfra, "reference-grant"};
+  EXPECT_EQ(ParentCondition(*expected[cross], "same-namespace", "ResolvedRefs"),
+            "True/ResolvedRefs");
 }
 
 TEST_F(plugin_httproute, CrossFieldRules) {

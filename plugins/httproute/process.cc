@@ -2,11 +2,17 @@
 #include "process.h"
 
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "attach.h"
+#include "backends.h"
 #include "normalize.h"
+#include "portico/sdk/gateway_api.h"
 #include "portico/sdk/json_writer.h"
+#include "support.h"
 #include "validate.h"
 
 namespace portico::plugins::httproute {
@@ -17,130 +23,85 @@ const rapidjson::Value* Array(const rapidjson::Value& v, const char* name) {
   return a != nullptr && a->IsArray() ? a : nullptr;
 }
 
-sdk::Condition ResolveParent(const rapidjson::Value& parent, sdk::ProcessContext& ctx) {
-  std::string group = json::GetString(parent, "group");
-  std::string kind = json::GetString(parent, "kind");
-  std::string ns = json::GetString(parent, "namespace");
-  std::string name = json::GetString(parent, "name");
-  std::string gateway = "Gateway " + ns + "/" + name;
-  if (group != kGroup || kind != "Gateway") {
-    return {"Accepted", "False", "NoMatchingParent",
-            "parent kind " + kind + "." + group + " is not supported"};
-  }
-  std::optional<std::string> exported = ctx.GetExport({kGroup, "Gateway", ns, name});
-  if (!exported) return {"Accepted", "False", "NoMatchingParent", gateway + " does not exist"};
-  auto doc = json::Parse(*exported, gateway);
-  std::string section = json::GetString(parent, "sectionName");
-  std::optional<int64_t> port = json::GetInt(parent, "port");
-  if (section.empty() && !port) return {"Accepted", "True", "Accepted", ""};
-  const rapidjson::Value* listeners = doc.ok() ? Array(*doc, "listeners") : nullptr;
-  if (listeners != nullptr) {
-    for (const auto& l : listeners->GetArray()) {
-      if (!section.empty() && json::GetString(l, "name") != section) continue;
-      if (port && json::GetInt(l, "port") != port) continue;
-      return {"Accepted", "True", "Accepted", ""};
+std::vector<std::string> Strings(const rapidjson::Value& v, const char* name) {
+  std::vector<std::string> out;
+  if (const rapidjson::Value* a = Array(v, name)) {
+    for (const auto& s : a->GetArray()) {
+      if (s.IsString()) out.emplace_back(s.GetString(), s.GetStringLength());
     }
   }
-  std::string wanted = !section.empty() ? "listener \"" + section + "\"" : "";
-  if (port) {
-    wanted += (wanted.empty() ? "listener" : "") + std::string(" on port ") + std::to_string(*port);
-  }
-  return {"Accepted", "False", "NoMatchingParent", gateway + " has no " + wanted};
+  return out;
 }
 
-// Resolver checks every reference of the route, recording the first failure.
-class Resolver {
- public:
-  Resolver(sdk::ProcessContext& ctx, std::string route_ns) : ctx_(ctx), ns_(std::move(route_ns)) {}
-
-  void Backend(const rapidjson::Value& ref, const std::string& field) {
-    std::string group = json::GetString(ref, "group");
-    std::string kind = json::GetString(ref, "kind", "Service");
-    std::string ns = json::GetString(ref, "namespace", ns_);
-    std::string name = json::GetString(ref, "name");
-    std::string service = "Service " + ns + "/" + name;
-    if (!group.empty() || kind != "Service") {
-      return Fail("InvalidKind", field + ": backend kind " + kind +
-                                     (group.empty() ? "" : "." + group) + " is not supported");
-    }
-    if (ns != ns_ && !ctx_.ReferenceAllowed(kGroup, "HTTPRoute", ns_, {"", "Service", ns, name})) {
-      return Fail(
-          "RefNotPermitted",
-          field + ": " + service + " is in another namespace and no ReferenceGrant allows it");
-    }
-    std::optional<std::string> exported = ctx_.GetExport({"", "Service", ns, name});
-    if (!exported) return Fail("BackendNotFound", field + ": " + service + " does not exist");
-    std::optional<int64_t> port = json::GetInt(ref, "port");
-    auto doc = json::Parse(*exported, service);
-    const rapidjson::Value* ports = doc.ok() ? Array(*doc, "ports") : nullptr;
-    if (!port || ports == nullptr || ports->Empty()) return;  // e.g. ExternalName: any port
-    for (const auto& p : ports->GetArray()) {
-      if (json::GetInt(p, "port") == port) return;
-    }
-    Fail("BackendNotFound", field + ": " + service + " has no port " + std::to_string(*port));
-  }
-
-  void Filters(const rapidjson::Value& owner, const std::string& field) {
-    const rapidjson::Value* filters = Array(owner, "filters");
-    if (filters == nullptr) return;
-    for (rapidjson::SizeType i = 0; i < filters->Size(); ++i) {
-      const rapidjson::Value& f = (*filters)[i];
-      std::string sub = field + ".filters[" + std::to_string(i) + "]";
-      if (const rapidjson::Value* mirror = json::FindPath(f, "requestMirror.backendRef")) {
-        Backend(*mirror, sub + ".requestMirror.backendRef");
-      }
-      if (const rapidjson::Value* ext = json::Find(f, "extensionRef")) {
-        sdk::ObjectRef ref{json::GetString(*ext, "group"), json::GetString(*ext, "kind"), ns_,
-                           json::GetString(*ext, "name")};
-        if (!ctx_.ResolveExtensionRef(ref)) {
-          Fail("FilterNotFound", sub + ".extensionRef: " + ref.Display() +
-                                     " does not exist or is not a route filter");
-        }
-      }
-    }
-  }
-
-  const sdk::Condition& result() const { return result_; }
-
- private:
-  void Fail(const std::string& reason, const std::string& message) {
-    if (result_.status == "True") result_ = {"ResolvedRefs", "False", reason, message};
-  }
-
-  sdk::ProcessContext& ctx_;
-  std::string ns_;
-  sdk::Condition result_{"ResolvedRefs", "True", "ResolvedRefs", ""};
+// RuleSupport is which rules survive, and the conditions dropping the others causes.
+struct RuleSupport {
+  std::vector<bool> kept;
+  size_t kept_count = 0;
+  std::string dropped;  // "spec.rules[1] (filter type CORS is not supported), ..."
 };
 
-sdk::Condition ResolveReferences(const rapidjson::Value& spec, const std::string& route_ns,
-                                 sdk::ProcessContext& ctx) {
-  Resolver resolver(ctx, route_ns);
-  const rapidjson::Value* rules = Array(spec, "rules");
-  for (rapidjson::SizeType i = 0; rules != nullptr && i < rules->Size(); ++i) {
-    const rapidjson::Value& rule = (*rules)[i];
-    std::string field = "spec.rules[" + std::to_string(i) + "]";
-    resolver.Filters(rule, field);
-    const rapidjson::Value* backends = Array(rule, "backendRefs");
-    for (rapidjson::SizeType j = 0; backends != nullptr && j < backends->Size(); ++j) {
-      std::string sub = field + ".backendRefs[" + std::to_string(j) + "]";
-      resolver.Backend((*backends)[j], sub);
-      resolver.Filters((*backends)[j], sub);
+RuleSupport CheckRules(const rapidjson::Value& rules) {
+  RuleSupport out;
+  for (rapidjson::SizeType i = 0; i < rules.Size(); ++i) {
+    std::optional<std::string> bad = UnsupportedFeature(rules[i]);
+    out.kept.push_back(!bad);
+    if (bad) {
+      out.dropped += (out.dropped.empty() ? "" : ", ") + std::string("spec.rules[") +
+                     std::to_string(i) + "] (" + *bad + ")";
+    } else {
+      ++out.kept_count;
     }
   }
-  return resolver.result();
+  return out;
 }
 
-void WriteMembers(sdk::JsonWriter& w, const rapidjson::Value& spec,
-                  std::initializer_list<const char*> keys) {
-  for (const char* key : keys) {
+struct ParentResult {
+  const rapidjson::Value* parent_ref;
+  Attachment attachment;
+};
+
+std::string SyncedJson(const sdk::Object& obj, const rapidjson::Value& spec,
+                       const std::vector<ParentResult>& parents, const RuleSupport& support) {
+  sdk::JsonWriter w;
+  w.BeginObject().Key("metadata").BeginObject().Field("name", obj.ref().name);
+  w.Field("namespace", obj.ref().ns).Field("generation", obj.generation()).EndObject();
+  w.Key("hostnames").BeginArray();
+  for (const std::string& h : Strings(spec, "hostnames")) w.String(h);
+  w.EndArray().Key("parents").BeginArray();
+  for (const ParentResult& p : parents) {
+    if (p.attachment.accepted.status != "True") continue;
+    for (const AttachedListener& l : p.attachment.listeners) {
+      w.BeginObject().Key("gateway").BeginObject().Field("namespace", p.attachment.gateway.ns);
+      w.Field("name", p.attachment.gateway.name).EndObject().Field("listener", l.name);
+      w.Key("hostnames").BeginArray();
+      for (const std::string& h : l.hostnames) w.String(h);
+      w.EndArray().EndObject();
+    }
+  }
+  w.EndArray().Key("rules").BeginArray();
+  const rapidjson::Value& rules = spec["rules"];
+  for (rapidjson::SizeType i = 0; i < rules.Size(); ++i) {
+    if (!support.kept[i]) continue;
+    w.BeginObject().Field("index", static_cast<int64_t>(i));
+    for (const auto& m : rules[i].GetObject()) w.Key(m.name.GetString()).Value(m.value);
+    w.EndObject();
+  }
+  w.EndArray();
+  return w.EndObject().Take();
+}
+
+std::string ExportJson(const rapidjson::Value& spec) {
+  sdk::JsonWriter w;
+  w.BeginObject();
+  for (const char* key : {"parentRefs", "hostnames"}) {
     w.Key(key);
-    const rapidjson::Value* v = json::Find(spec, key);
-    if (v != nullptr) {
+    if (const rapidjson::Value* v = json::Find(spec, key)) {
       w.Value(*v);
     } else {
       w.BeginArray().EndArray();
     }
   }
+  return w.EndObject().Take();
 }
 
 }  // namespace
@@ -153,33 +114,61 @@ Status ProcessRoute(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proce
       spec_json != nullptr && spec_json->IsObject() ? *spec_json : kEmpty;
   PORTICO_RETURN_IF_ERROR(ValidateRoute(spec_in).WithPrefix(obj.ref().Display()));
   rapidjson::Document spec = NormalizeRoute(spec_in, obj.ref().ns);
+  const std::string& ns = obj.ref().ns;
 
-  std::vector<sdk::Condition> accepted;
-  const rapidjson::Value* parents = Array(spec, "parentRefs");
-  for (rapidjson::SizeType i = 0; parents != nullptr && i < parents->Size(); ++i) {
-    accepted.push_back(ResolveParent((*parents)[i], ctx));
+  // Rules: drop what gateways cannot implement, resolve the references of the rest.
+  rapidjson::Value& rules = spec["rules"];
+  RuleSupport support = CheckRules(rules);
+  RefResolver resolver(ctx, ns, spec.GetAllocator());
+  for (rapidjson::SizeType i = 0; i < rules.Size(); ++i) {
+    if (support.kept[i]) resolver.ResolveRule(rules[i], "spec.rules[" + std::to_string(i) + "]");
   }
-  sdk::Condition resolved = ResolveReferences(spec, obj.ref().ns, ctx);
 
-  sdk::JsonWriter synced;
-  synced.BeginObject().Key("metadata").BeginObject().Field("name", obj.ref().name);
-  synced.Field("namespace", obj.ref().ns).Field("generation", obj.generation()).EndObject();
-  WriteMembers(synced, spec, {"parentRefs", "hostnames", "rules"});
-  result.SetSynced(synced.EndObject().Take());
+  // Parents.
+  RouteScope scope(ctx, ns, Strings(spec, "hostnames"));
+  std::vector<ParentResult> parents;
+  if (const rapidjson::Value* refs = Array(spec, "parentRefs")) {
+    for (const auto& ref : refs->GetArray()) {
+      Attachment a = Attach(ref, scope);
+      if (!a.judged) continue;
+      if (a.accepted.status == "True" && support.kept_count == 0) {
+        a.accepted = {"Accepted", "False", "UnsupportedValue",
+                      "every rule uses an unsupported feature: " + support.dropped};
+      }
+      parents.push_back({&ref, std::move(a)});
+    }
+  }
 
-  sdk::JsonWriter exported;
-  exported.BeginObject();
-  WriteMembers(exported, spec, {"parentRefs", "hostnames"});
-  result.SetExport(exported.EndObject().Take());
-
+  // Status, and the attachedRoutes contributions of accepted parents.
+  std::optional<sdk::Condition> partially_invalid;
+  if (!support.dropped.empty() && support.kept_count > 0) {
+    partially_invalid = sdk::Condition{"PartiallyInvalid", "True", "UnsupportedValue",
+                                       "Dropped Rule(s): " + support.dropped};
+  }
   sdk::JsonWriter status;
   status.BeginObject().Key("parents").BeginArray();
-  for (size_t i = 0; i < accepted.size(); ++i) {
-    status.BeginObject().Key("parentRef").Value((*parents)[static_cast<rapidjson::SizeType>(i)]);
-    sdk::WriteConditions(status, {accepted[i], resolved}, obj.generation());
+  std::set<std::pair<sdk::ObjectRef, std::string>> counted;
+  bool any_accepted = false;
+  for (const ParentResult& p : parents) {
+    status.BeginObject().Key("parentRef").Value(*p.parent_ref);
+    status.Field("controllerName", sdk::gateway_api::kControllerName);
+    std::vector<sdk::Condition> conditions{p.attachment.accepted, resolver.condition()};
+    if (partially_invalid && p.attachment.accepted.status == "True") {
+      conditions.push_back(*partially_invalid);
+    }
+    sdk::WriteConditions(status, conditions, obj.generation());
     status.EndObject();
+    if (p.attachment.accepted.status != "True") continue;
+    any_accepted = true;
+    for (const AttachedListener& l : p.attachment.listeners) {
+      if (!counted.emplace(p.attachment.gateway, l.name).second) continue;
+      result.Contribute(p.attachment.gateway, "count:listeners[name=" + l.name + "].attachedRoutes",
+                        "");
+    }
   }
   result.SetStatus(status.EndArray().EndObject().Take());
+  if (any_accepted) result.SetSynced(SyncedJson(obj, spec, parents, support));
+  result.SetExport(ExportJson(spec));
   return OkStatus();
 }
 

@@ -1,13 +1,18 @@
-// process.h: the HTTPRoute processor: validate (validate.h), apply defaults (normalize.h), then
-// resolve what the route reads, producing the synced view (metadata + normalised spec), the
-// export (parentRefs and hostnames) and a per-parent status.
+// process.h: the HTTPRoute processor: validate (validate.h), apply the defaults an API server
+// would (normalize.h), drop rules using features Portico does not implement (support.h),
+// resolve references (backends.h) and attach to parents (attach.h).
 //
-// Resolution so far: a parent is Accepted when its Gateway exists and has the listener named by
-// sectionName and/or on `port`; backendRefs must be core Services that exist, expose the port,
-// and, across namespaces, are permitted by the reference policy (ReferenceGrant); ExtensionRef
-// filters must resolve through the host. The first failing reference sets ResolvedRefs=False.
-// Still to come (the Gateway API semantics issue): allowedRoutes (namespaces, kinds), hostname
-// intersection, attachedRoutes contributions to Gateways, and route_rules.v1 staging.
+// Results:
+//  - status: {"parents":[{parentRef, controllerName "portico.io/gateway-controller",
+//    conditions Accepted, ResolvedRefs[, PartiallyInvalid]}]}, one entry per parentRef to a
+//    Gateway of ours (in spec order);
+//  - contributions: for each listener the route attaches to while Accepted,
+//    "count:listeners[name=<listener>].attachedRoutes" to that Gateway (once per listener);
+//  - synced (only when some parent accepted the route): metadata, hostnames, the accepted
+//    parents as {gateway {namespace, name}, listener, hostnames (the intersection)}, and the
+//    kept rules (with "index", their position in spec.rules) with every backendRef and mirror
+//    annotated by backends.h ("key" or "invalid") and ExtensionRef filters by "resolved";
+//  - export: the normalized parentRefs and hostnames.
 // Threading: stateless; may run concurrently for different routes.
 #ifndef PORTICO_PLUGINS_HTTPROUTE_PROCESS_H_
 #define PORTICO_PLUGINS_HTTPROUTE_PROCESS_H_

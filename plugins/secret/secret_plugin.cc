@@ -2,10 +2,15 @@
 //
 // The processor checks what the schema cannot: data keys are valid, data values are base64,
 // stringData merges over data, the total stays under Kubernetes' 1 MiB, and typed Secrets carry
-// their required keys (kubernetes.io/tls needs tls.crt and tls.key). PEM parsing of TLS
-// material comes with the certificate format (docs/contributions.md, certificate.v1). The export
-// is secret-free: the type and the key names only; material is read through the host's
-// get_secret().
+// their required keys (kubernetes.io/tls needs tls.crt and tls.key). The material of a
+// kubernetes.io/tls Secret is checked with OpenSSL (tls_material.h): a Secret whose material is
+// unusable is still stored (its data is valid), with Accepted=False and the reason, so that a
+// Gateway referencing it reports InvalidCertificateRef with that reason.
+//
+// The export is secret-free: the type and the key names, and for kubernetes.io/tls
+// {tlsValid, reason, message, sha256, sans, notBeforeUnixMs, notAfterUnixMs}. Material is read
+// only through the host's get_secret(). (The gateway-only TLS material object, certificate.v1,
+// comes with ConfigSync.)
 // Threading: stateless; process() may run concurrently for different Secrets.
 #include <map>
 #include <optional>
@@ -14,12 +19,12 @@
 #include <string_view>
 #include <vector>
 
+#include "portico/sdk/json_writer.h"
 #include "portico/sdk/plugin.h"
+#include "tls_material.h"
 
 namespace portico::plugins::secret {
 namespace {
-
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 constexpr size_t kMaxSecretBytes = 1024 * 1024;
 
@@ -66,9 +71,20 @@ std::optional<Requirement> RequiredKeys(std::string_view type) {
   return std::nullopt;
 }
 
-void Field(Writer& w, std::string_view key, std::string_view value) {
-  w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
-  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+// DataValue returns the decoded value of `key`: stringData wins over data, as in Kubernetes.
+// Only called after validation, so data values are valid base64.
+std::string DataValue(const rapidjson::Value& doc, const char* key) {
+  if (const rapidjson::Value* map = json::Find(doc, "stringData"); map != nullptr) {
+    if (const rapidjson::Value* v = json::Find(*map, key); v != nullptr && v->IsString()) {
+      return std::string(v->GetString(), v->GetStringLength());
+    }
+  }
+  if (const rapidjson::Value* map = json::Find(doc, "data"); map != nullptr) {
+    if (const rapidjson::Value* v = json::Find(*map, key); v != nullptr && v->IsString()) {
+      return Base64Decode({v->GetString(), v->GetStringLength()}).value_or("");
+    }
+  }
+  return "";
 }
 
 Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::ProcessResult& result) {
@@ -130,33 +146,32 @@ Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proc
     }
   }
 
-  rapidjson::StringBuffer exp;
-  Writer e(exp);
-  e.StartObject();
-  Field(e, "type", type);
-  e.Key("keys");
-  e.StartArray();
+  std::optional<TlsMaterial> tls;
+  if (type == "kubernetes.io/tls") {
+    tls = CheckTlsMaterial(DataValue(*doc, "tls.crt"), DataValue(*doc, "tls.key"), ctx.NowUnixMs());
+  }
+
+  sdk::JsonWriter e;
+  e.BeginObject().Field("type", type).Key("keys").BeginArray();
   for (const auto& key : keys) e.String(key);
   e.EndArray();
-  e.EndObject();
-  result.SetExport(std::string(exp.GetString(), exp.GetSize()));
+  if (tls) {
+    e.Key("tlsValid").Bool(tls->valid);
+    if (!tls->valid) e.Field("reason", tls->reason).Field("message", tls->message);
+    e.Field("sha256", tls->sha256).Key("sans").BeginArray();
+    for (const auto& san : tls->sans) e.String(san);
+    e.EndArray();
+    e.Field("notBeforeUnixMs", tls->not_before_unix_ms);
+    e.Field("notAfterUnixMs", tls->not_after_unix_ms);
+  }
+  result.SetExport(e.EndObject().Take());
 
-  rapidjson::StringBuffer st;
-  Writer s(st);
-  s.StartObject();
-  s.Key("conditions");
-  s.StartArray();
-  s.StartObject();
-  Field(s, "type", "Accepted");
-  Field(s, "status", "True");
-  Field(s, "reason", "Accepted");
-  Field(s, "message", "");
-  s.Key("observedGeneration");
-  s.Int64(obj.generation());
-  s.EndObject();
-  s.EndArray();
-  s.EndObject();
-  result.SetStatus(std::string(st.GetString(), st.GetSize()));
+  sdk::Condition accepted{"Accepted", "True", "Accepted", ""};
+  if (tls && !tls->valid) accepted = {"Accepted", "False", tls->reason, tls->message};
+  sdk::JsonWriter s;
+  s.BeginObject();
+  sdk::WriteConditions(s, {accepted}, obj.generation());
+  result.SetStatus(s.EndObject().Take());
   return OkStatus();
 }
 

@@ -3,13 +3,35 @@
 #include <gtest/gtest.h>
 
 #include "portico/sdk/testing/fake_host.h"
+#include "secret/tls_material.h"
+#include "testing/test_certs.h"
 
 namespace portico::plugins::secret {
 namespace {
 
+using plugins::testing::CertificateOptions;
+using plugins::testing::MakeTestCertificate;
+using plugins::testing::TestCertificate;
 using sdk::testing::FakeHost;
 using sdk::testing::ProcessOutcome;
+using sdk::testing::detail::Base64Encode;
+using sdk::testing::detail::Quote;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr int64_t kDayMs = 24 * 3600 * 1000;
+constexpr int64_t kNowMs = 1700000000000;  // the fake host's clock
+
+TestCertificate Certificate(std::vector<std::string> dns, bool rsa = false,
+                            int64_t not_after = kNowMs + 365 * kDayMs) {
+  return MakeTestCertificate({std::move(dns), kNowMs - kDayMs, not_after, rsa});
+}
+
+std::string TlsData(const TestCertificate& c) {
+  return R"({"tls.crt":")" + Base64Encode(c.cert_pem) + R"(","tls.key":")" +
+         Base64Encode(c.key_pem) + "\"}";
+}
 
 std::string SecretJson(std::string_view type, std::string_view data, std::string_view extra = "") {
   std::string out = R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"certificate",)"
@@ -34,16 +56,84 @@ TEST_F(plugin_secret, RegistersTheKindFromItsManifest) {
   EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_NEVER);
 }
 
-TEST_F(plugin_secret, TlsSecretExportsOnlyTypeAndKeyNames) {
-  // The conformance suite's malformed-certificate: valid base64, not PEM (checked later).
+TEST_F(plugin_secret, MalformedTlsMaterialIsStoredButNotAccepted) {
+  // The conformance suite's malformed-certificate: valid base64 of "Hello world", not PEM.
   ProcessOutcome out = Process(SecretJson(
       "kubernetes.io/tls", R"({"tls.crt":"SGVsbG8gd29ybGQK","tls.key":"SGVsbG8gd29ybGQK"})"));
   ASSERT_TRUE(out.ok()) << out.status;
-  EXPECT_EQ(out.export_json, R"({"type":"kubernetes.io/tls","keys":["tls.crt","tls.key"]})");
-  EXPECT_EQ(out.status_json, R"({"conditions":[{"type":"Accepted","status":"True","reason":)"
-                             R"("Accepted","message":"","observedGeneration":1}]})");
+  EXPECT_THAT(*out.export_json,
+              HasSubstr(R"({"type":"kubernetes.io/tls","keys":["tls.crt","tls.key"],)"
+                        R"("tlsValid":false,"reason":"InvalidCertificate","message":"tls.crt is )"
+                        R"(not a PEM certificate)"));
+  EXPECT_THAT(*out.status_json,
+              HasSubstr(R"({"conditions":[{"type":"Accepted","status":"False",)"
+                        R"("reason":"InvalidCertificate","message":"tls.crt is not a PEM)"));
   EXPECT_FALSE(out.synced.has_value());
   EXPECT_EQ(out.export_json->find("SGVs"), std::string::npos);
+}
+
+TEST_F(plugin_secret, ValidTlsMaterialExportsItsSummaryNeverTheKey) {
+  for (bool rsa : {false, true}) {
+    TestCertificate cert = Certificate({"*.org", "*.wildcard.org"}, rsa);
+    ASSERT_FALSE(cert.cert_pem.empty());
+    ProcessOutcome out = Process(SecretJson("kubernetes.io/tls", TlsData(cert)));
+    ASSERT_TRUE(out.ok()) << out.status;
+    auto exported = json::Parse(*out.export_json);
+    ASSERT_TRUE(exported.ok());
+    EXPECT_TRUE((*exported)["tlsValid"].GetBool()) << *out.export_json;
+    EXPECT_EQ(json::Serialize((*exported)["sans"]), R"(["*.org","*.wildcard.org"])");
+    EXPECT_EQ(*json::GetInt(*exported, "notAfterUnixMs"), (kNowMs + 365 * kDayMs) / 1000 * 1000);
+    EXPECT_EQ(json::GetString(*exported, "sha256").size(), 64u);
+    EXPECT_FALSE(exported->HasMember("reason"));
+    EXPECT_THAT(*out.status_json, HasSubstr(R"("status":"True","reason":"Accepted")"));
+    // Neither the key nor the certificate appear, in any encoding.
+    EXPECT_EQ(out.export_json->find("BEGIN"), std::string::npos);
+    EXPECT_EQ(out.export_json->find(Base64Encode(cert.key_pem).substr(0, 24)), std::string::npos);
+  }
+}
+
+TEST_F(plugin_secret, TlsMaterialChecks) {
+  TestCertificate a = Certificate({"a.example.com"});
+  TestCertificate b = Certificate({"b.example.com"});
+  TestCertificate expired = Certificate({"a.example.com"}, false, kNowMs - 1000);
+  struct Case {
+    std::string crt, key;
+    const char* reason;
+  } cases[] = {
+      {a.cert_pem, b.key_pem, "KeyMismatch"},
+      {expired.cert_pem, expired.key_pem, "Expired"},
+      {a.cert_pem, "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", "InvalidKey"},
+      {a.cert_pem + "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", a.key_pem,
+       "InvalidCertificate"},
+      {"", a.key_pem, "InvalidCertificate"},
+  };
+  for (const Case& c : cases) {
+    TlsMaterial m = CheckTlsMaterial(c.crt, c.key, kNowMs);
+    EXPECT_FALSE(m.valid) << c.reason;
+    EXPECT_EQ(m.reason, c.reason) << m.message;
+  }
+  // A chain (leaf first) is fine; the SHA-256 covers certificate and key.
+  TlsMaterial chain = CheckTlsMaterial(a.cert_pem + b.cert_pem, a.key_pem, kNowMs);
+  EXPECT_TRUE(chain.valid) << chain.message;
+  EXPECT_THAT(chain.sans, ElementsAre("a.example.com"));
+  EXPECT_NE(chain.sha256, CheckTlsMaterial(a.cert_pem, a.key_pem, kNowMs).sha256);
+  // stringData carries PEM as text and wins over data.
+  ProcessOutcome out = Process(SecretJson("kubernetes.io/tls", TlsData(b),
+                                          R"(,"stringData":{"tls.crt":)" + Quote(a.cert_pem) +
+                                              R"(,"tls.key":)" + Quote(a.key_pem) + "}"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_THAT(*out.export_json, HasSubstr(R"("tlsValid":true,"sha256":")" +
+                                          CheckTlsMaterial(a.cert_pem, a.key_pem, kNowMs).sha256 +
+                                          R"(","sans":["a.example.com"])"));
+}
+
+TEST_F(plugin_secret, Base64DecodingIsStrict) {
+  EXPECT_EQ(Base64Decode("SGVsbG8="), "Hello");
+  EXPECT_EQ(Base64Decode("SGVsbG8h"), "Hello!");
+  EXPECT_EQ(Base64Decode(""), "");
+  EXPECT_FALSE(Base64Decode("SGVsbG8"));
+  EXPECT_FALSE(Base64Decode("SG=sbG8="));
+  EXPECT_FALSE(Base64Decode("SGVs bG8"));
 }
 
 TEST_F(plugin_secret, OpaqueIsTheDefaultTypeAndStringDataMerges) {

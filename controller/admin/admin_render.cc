@@ -1,0 +1,269 @@
+#include "controller/admin/admin_render.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <ctime>
+
+#include "controller/ctl/plugin_json.h"
+#include "core/plugin/manifest.h"
+
+namespace portico::controller::admin {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void String(Writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void Strings(Writer& w, const char* key, const std::vector<std::string>& items) {
+  w.Key(key);
+  w.StartArray();
+  for (const auto& item : items) String(w, item);
+  w.EndArray();
+}
+
+std::string Done(const rapidjson::StringBuffer& buffer) {
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// PorticoMember renders the "portico" member's value of an object.
+std::string PorticoMember(const ObjectView& view) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("source");
+  w.StartObject();
+  w.Key("file");
+  String(w, view.source.file);
+  w.Key("line");
+  w.Int(view.source.line);
+  w.EndObject();
+  w.Key("generation");
+  w.Int64(view.generation);
+  w.Key("syncedHash");
+  String(w, view.synced_hash);
+  w.Key("error");
+  String(w, view.error);
+  w.EndObject();
+  return Done(buffer);
+}
+
+void AppendObject(std::string* out, const ObjectView& view) {
+  const std::string& json = view.json;
+  size_t close = json.find_last_of('}');
+  size_t open = json.find('{');
+  if (close == std::string::npos || open == std::string::npos || open > close) {
+    *out += "{\"portico\":" + PorticoMember(view) + "}";
+    return;
+  }
+  bool empty = json.find_first_not_of(" \t\r\n", open + 1) == close;
+  out->append(json, 0, close);
+  *out += empty ? "\"portico\":" : ",\"portico\":";
+  *out += PorticoMember(view);
+  out->append(json, close, std::string::npos);
+}
+
+}  // namespace
+
+std::string FormatRfc3339(int64_t unix_ms) {
+  std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string QualifiedPlural(const core::KindInfo& kind) {
+  return kind.id.group.empty() ? kind.plural : kind.plural + "." + kind.id.group;
+}
+
+std::string RenderInfo(const ServerInfo& info, const ControllerStats& stats, int64_t now_unix_ms) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("serverId");
+  String(w, info.server_id);
+  w.Key("version");
+  String(w, info.version);
+  w.Key("started");
+  String(w, FormatRfc3339(info.started_unix_ms));
+  w.Key("uptimeSeconds");
+  w.Int64((now_unix_ms - info.started_unix_ms) / 1000);
+  w.Key("configSource");
+  String(w, info.config_source);
+  w.Key("testing");
+  w.Bool(info.testing);
+  w.Key("ready");
+  w.Bool(stats.ready);
+  w.Key("head");
+  w.Uint64(stats.head);
+  w.Key("objects");
+  w.StartObject();
+  size_t total = 0;
+  for (const auto& [kind, count] : stats.objects_by_kind) {
+    String(w, kind);
+    w.Uint64(count);
+    total += count;
+  }
+  w.EndObject();
+  w.Key("objectsTotal");
+  w.Uint64(total);
+  w.Key("queueDepth");
+  w.Uint64(stats.reconciler.queue_depth);
+  w.Key("processed");
+  w.Uint64(stats.reconciler.processed);
+  w.Key("pluginsLoaded");
+  w.Uint64(stats.plugins_loaded);
+  w.Key("pluginsRefused");
+  w.Uint64(stats.plugins_refused);
+  w.Key("configErrors");
+  w.Uint64(stats.config_errors);
+  w.Key("reloads");
+  w.Uint64(stats.reloads);
+  w.EndObject();
+  return Done(buffer);
+}
+
+std::string RenderPlugins(const core::PluginSet& plugins) {
+  return "{\"items\":" + ctl::RenderPluginsJson(plugins.plugins, /*pretty=*/false) + "}";
+}
+
+std::string RenderKinds(const core::KindRegistry& registry) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("items");
+  w.StartArray();
+  std::vector<const core::KindInfo*> kinds = registry.KindsInOrder();
+  if (kinds.empty()) kinds = registry.Kinds();
+  for (const core::KindInfo* k : kinds) {
+    w.StartObject();
+    w.Key("group");
+    String(w, k->id.group);
+    w.Key("kind");
+    String(w, k->id.kind);
+    Strings(w, "versions", k->versions);
+    w.Key("plural");
+    String(w, k->plural);
+    Strings(w, "shortNames", k->short_names);
+    w.Key("scope");
+    String(w, core::ScopeName(k->scope));
+    std::vector<std::string> reads;
+    for (const auto& read : k->reads) reads.push_back(read.ToString());
+    Strings(w, "reads", reads);
+    Strings(w, "capabilities", core::CapabilityNames(k->capabilities));
+    w.Key("sync");
+    String(w, core::SyncPolicyName(k->sync_policy));
+    w.Key("plugin");
+    String(w, k->plugin_name);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return Done(buffer);
+}
+
+std::string RenderObject(const ObjectView& view) {
+  std::string out;
+  out.reserve(view.json.size() + 128);
+  AppendObject(&out, view);
+  return out;
+}
+
+std::string RenderObjectList(const std::vector<ObjectView>& views) {
+  size_t size = 64;
+  for (const ObjectView& view : views) size += view.json.size() + 160;
+  std::string out;
+  out.reserve(size);
+  out += "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[";
+  bool first = true;
+  for (const ObjectView& view : views) {
+    if (!first) out += ',';
+    first = false;
+    AppendObject(&out, view);
+  }
+  out += "]}";
+  return out;
+}
+
+std::string RenderErrors(const std::vector<ConfigError>& errors) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("items");
+  w.StartArray();
+  for (const ConfigError& e : errors) {
+    w.StartObject();
+    w.Key("file");
+    String(w, e.source.file);
+    w.Key("line");
+    w.Int(e.source.line);
+    w.Key("object");
+    String(w, e.object);
+    w.Key("message");
+    String(w, e.message);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return Done(buffer);
+}
+
+std::string RenderApplied(const std::vector<AppliedObject>& applied) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("items");
+  w.StartArray();
+  for (const AppliedObject& a : applied) {
+    w.StartObject();
+    w.Key("apiVersion");
+    String(w, a.api_version);
+    w.Key("kind");
+    String(w, a.ref.kind);
+    w.Key("group");
+    String(w, a.ref.group);
+    w.Key("plural");
+    String(w, a.plural);
+    if (!a.ref.ns.empty()) {
+      w.Key("namespace");
+      String(w, a.ref.ns);
+    }
+    w.Key("name");
+    String(w, a.ref.name);
+    w.Key("result");
+    String(w, a.result);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return Done(buffer);
+}
+
+std::string RenderDeleted(const core::KindInfo& kind, const sdk::ObjectRef& ref) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("deleted");
+  w.StartObject();
+  w.Key("kind");
+  String(w, kind.id.kind);
+  w.Key("group");
+  String(w, kind.id.group);
+  w.Key("plural");
+  String(w, kind.plural);
+  if (!ref.ns.empty()) {
+    w.Key("namespace");
+    String(w, ref.ns);
+  }
+  w.Key("name");
+  String(w, ref.name);
+  w.EndObject();
+  w.EndObject();
+  return Done(buffer);
+}
+
+}  // namespace portico::controller::admin

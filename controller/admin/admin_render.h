@@ -1,0 +1,49 @@
+// admin_render.h: the JSON bodies of the admin API, rendered from the backend's values.
+//
+// Objects are served as the reconciler shows them (ObjectView::json: apiVersion, kind, metadata,
+// spec, status; Secret material already redacted) with one extra top-level member:
+//   "portico": {"source": {"file": "routes.yaml", "line": 3}, "syncedHash": "...", "error": ""}
+// Lists are {"apiVersion": "v1", "kind": "List", "items": [...]} like kubectl's.
+//
+// Thread-safety: pure functions.
+#ifndef PORTICO_CONTROLLER_ADMIN_ADMIN_RENDER_H_
+#define PORTICO_CONTROLLER_ADMIN_ADMIN_RENDER_H_
+
+#include <string>
+#include <vector>
+
+#include "controller/admin/admin_backend.h"
+#include "core/plugin/kind_registry.h"
+
+namespace portico::controller::admin {
+
+// RenderInfo: GET /api/v1/info.
+std::string RenderInfo(const ServerInfo& info, const ControllerStats& stats, int64_t now_unix_ms);
+// RenderPlugins: GET /api/v1/plugins, {"items": [<plugin_json.h records>]}.
+std::string RenderPlugins(const core::PluginSet& plugins);
+// RenderKinds: GET /api/v1/kinds, {"items": [...]} in start-up (`reads`) order.
+std::string RenderKinds(const core::KindRegistry& registry);
+// RenderObject: one object (see the file comment).
+std::string RenderObject(const ObjectView& view);
+// RenderObjectList: {"apiVersion": "v1", "kind": "List", "items": [...]}.
+std::string RenderObjectList(const std::vector<ObjectView>& views);
+// RenderErrors: GET /api/v1/errors, {"items": [{"file", "line", "object", "message"}]}.
+std::string RenderErrors(const std::vector<ConfigError>& errors);
+// RenderApplied: POST /api/v1/apply, {"items": [{"apiVersion", "kind", "group", "plural",
+// "namespace", "name", "result"}]}.
+std::string RenderApplied(const std::vector<AppliedObject>& applied);
+
+// RenderDeleted: DELETE /api/v1/objects/..., {"deleted": {"kind", "group", "plural",
+// "namespace", "name"}}.
+std::string RenderDeleted(const core::KindInfo& kind, const sdk::ObjectRef& ref);
+
+// FormatRfc3339 renders Unix milliseconds as "2024-05-01T12:00:00Z" (UTC, whole seconds).
+std::string FormatRfc3339(int64_t unix_ms);
+
+// QualifiedPlural names a kind the way kubectl's messages do:
+// "httproutes.gateway.networking.k8s.io", "secrets" for the core group.
+std::string QualifiedPlural(const core::KindInfo& kind);
+
+}  // namespace portico::controller::admin
+
+#endif  // PORTICO_CONTROLLER_ADMIN_ADMIN_RENDER_H_

@@ -1,0 +1,57 @@
+#include "controller/admin/apply_documents.h"
+
+#include <functional>
+#include <set>
+
+namespace portico::controller::admin {
+
+uint64_t ContentHash(const rapidjson::Value& doc) {
+  return std::hash<std::string>{}(json::Serialize(doc));
+}
+
+StatusOr<std::vector<PreparedObject>> PrepareApply(std::string_view body,
+                                                   const ObjectValidator& validator,
+                                                   const YamlLimits& limits) {
+  PORTICO_ASSIGN_OR_RETURN(std::vector<YamlDocument> docs,
+                           ParseYamlDocuments(body, "request body", limits));
+  if (docs.empty()) return InvalidArgumentError("apply: the request body holds no document");
+  std::vector<PreparedObject> out;
+  std::string errors;
+  bool all_unknown_kind = true;
+  std::set<sdk::ObjectRef> seen;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    YamlDocument& doc = docs[i];
+    std::string where =
+        "document " + std::to_string(i + 1) + " (line " + std::to_string(doc.line) + ")";
+    if (!doc.json.IsObject()) {
+      errors += (errors.empty() ? "" : "\n") + where + ": not an object";
+      all_unknown_kind = false;
+      continue;
+    }
+    PreparedObject prepared;
+    prepared.line = doc.line;
+    prepared.api_version = json::GetString(doc.json, "apiVersion");
+    prepared.content_hash = ContentHash(doc.json);
+    StatusOr<ValidatedObject> validated = validator.Validate(doc.json);
+    if (!validated.ok()) {
+      errors += (errors.empty() ? "" : "\n") + where + ": " + validated.status().message();
+      if (validated.status().code() != StatusCode::kNotFound) all_unknown_kind = false;
+      continue;
+    }
+    all_unknown_kind = false;
+    if (!seen.insert(validated->ref).second) {
+      errors += (errors.empty() ? "" : "\n") + where + ": " + validated->ref.Display() +
+                " appears more than once in the request";
+      continue;
+    }
+    prepared.validated = std::move(validated).value();
+    out.push_back(std::move(prepared));
+  }
+  if (!errors.empty()) {
+    return Status(all_unknown_kind ? StatusCode::kNotFound : StatusCode::kInvalidArgument,
+                  "apply refused, nothing was written:\n" + errors);
+  }
+  return out;
+}
+
+}  // namespace portico::controller::admin

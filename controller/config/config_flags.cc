@@ -1,0 +1,60 @@
+#include "controller/config/config_flags.h"
+
+namespace portico::controller {
+namespace {
+
+// Setting registers one option bound to `field` of flags->values.
+template <typename T>
+void Setting(CLI::App& app, ConfigFlags* flags, const std::string& name, T ControllerConfig::*field,
+             const std::string& help) {
+  CLI::Option* option = app.add_option(name, flags->values.*field, help)->capture_default_str();
+  flags->settings.emplace_back(option, [field](const ControllerConfig& from, ControllerConfig* to) {
+    to->*field = from.*field;
+  });
+}
+
+}  // namespace
+
+void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
+  app.add_option("-c,--config", flags->config_file, "portico-controller.toml to read settings from")
+      ->check(CLI::ExistingFile);
+  Setting(app, flags, "--config-dir", &ControllerConfig::config_dir,
+          "Directory of YAML/JSON resources (watched)");
+  Setting(app, flags, "--plugin-dir", &ControllerConfig::plugin_dir,
+          "Directory of plugin .so files (default: the installed plugins)");
+  Setting(app, flags, "--admin-address", &ControllerConfig::admin_address,
+          "Address of the admin API");
+  Setting(app, flags, "--admin-port", &ControllerConfig::admin_port,
+          "Port of the admin API (0: any free port)");
+  Setting(app, flags, "--admin-port-file", &ControllerConfig::admin_port_file,
+          "Write the admin API's bound port to this file once it listens");
+  Setting(app, flags, "--sync-address", &ControllerConfig::sync_address,
+          "Address of ConfigSync (gRPC) for gateways");
+  Setting(app, flags, "--sync-port", &ControllerConfig::sync_port, "Port of ConfigSync");
+  Setting(app, flags, "--debounce-ms", &ControllerConfig::debounce_ms,
+          "Quiet time in ms before a burst of file edits is read");
+  Setting(app, flags, "--workers", &ControllerConfig::workers, "Reconcile worker threads");
+  Setting(app, flags, "--log-level", &ControllerConfig::log_level,
+          "trace, debug, info, warn, error, critical or off");
+  CLI::Option* testing = app.add_flag("--testing", flags->values.testing,
+                                      "Testing mode: serve POST /api/v1/admin/wipe-all");
+  flags->settings.emplace_back(testing, [](const ControllerConfig& from, ControllerConfig* to) {
+    to->testing = from.testing;
+  });
+  app.add_flag("--check", flags->check,
+               "Load plugins, validate --config-dir, print the result and exit");
+}
+
+StatusOr<ControllerConfig> ResolveConfig(const ConfigFlags& flags) {
+  ControllerConfig config;
+  if (!flags.config_file.empty()) {
+    PORTICO_RETURN_IF_ERROR(LoadConfigFile(flags.config_file, &config));
+  }
+  for (const auto& [option, copy] : flags.settings) {
+    if (option->count() > 0) copy(flags.values, &config);
+  }
+  PORTICO_RETURN_IF_ERROR(config.Validate());
+  return config;
+}
+
+}  // namespace portico::controller

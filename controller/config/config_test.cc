@@ -1,0 +1,134 @@
+// config_test.cc: portico-controller.toml parsing and its merge with flags.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "controller/config/config_flags.h"
+#include "controller/config/controller_config.h"
+
+namespace portico::controller {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(ControllerConfigTest, DefaultsWork) {
+  ControllerConfig config;
+  EXPECT_TRUE(config.Validate().ok());
+  EXPECT_EQ(config.admin_address, "127.0.0.1");
+  EXPECT_EQ(config.admin_port, 5800);
+  EXPECT_EQ(config.sync_port, 5810);
+  EXPECT_FALSE(config.testing);
+}
+
+TEST(ControllerConfigTest, ParsesEveryKey) {
+  ControllerConfig config;
+  Status status = ParseConfigToml(R"(
+config_dir = "conf.d"
+plugin_dir = "/opt/portico/plugins"
+debounce_ms = 120
+workers = 4
+log_level = "debug"
+testing = true
+[admin]
+address = "0.0.0.0"
+port = 0
+port_file = "run/admin.port"
+[sync]
+address = "127.0.0.1"
+port = 6810
+)",
+                                  "/etc/portico/portico-controller.toml", &config);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(config.config_dir, "/etc/portico/conf.d");  // relative to the file
+  EXPECT_EQ(config.plugin_dir, "/opt/portico/plugins");
+  EXPECT_EQ(config.debounce_ms, 120);
+  EXPECT_EQ(config.workers, 4);
+  EXPECT_EQ(config.log_level, "debug");
+  EXPECT_TRUE(config.testing);
+  EXPECT_EQ(config.admin_address, "0.0.0.0");
+  EXPECT_EQ(config.admin_port, 0);
+  EXPECT_EQ(config.admin_port_file, "/etc/portico/run/admin.port");
+  EXPECT_EQ(config.sync_address, "127.0.0.1");
+  EXPECT_EQ(config.sync_port, 6810);
+  EXPECT_EQ(config.config_file, "/etc/portico/portico-controller.toml");
+}
+
+TEST(ControllerConfigTest, ErrorsNameFileLineAndKey) {
+  struct Case {
+    const char* toml;
+    const char* want;
+  };
+  std::vector<Case> cases = {
+      {"workers = \"two\"\n", "c.toml:1: workers: expected an integer"},
+      {"\n\nworkrs = 2\n", "c.toml:3: unknown setting \"workrs\""},
+      {"[admin]\nport = 70000\n", "c.toml:2: admin.port: 70000 is out of range [0, 65535]"},
+      {"[admin]\nhost = \"x\"\n", "c.toml:2: unknown setting \"admin.host\""},
+      {"log_level = \"loud\"\n", "log_level: \"loud\" is not one of"},
+      {"testing = 1\n", "c.toml:1: testing: expected true or false"},
+      {"admin = 3\n", "c.toml:1: admin: expected a table"},
+      {"workers = \n", "c.toml:1:"},
+  };
+  for (const Case& c : cases) {
+    ControllerConfig config;
+    Status status = ParseConfigToml(c.toml, "c.toml", &config);
+    ASSERT_FALSE(status.ok()) << c.toml;
+    EXPECT_NE(status.message().find(c.want), std::string::npos)
+        << "got: " << status.message() << "\nwant: " << c.want;
+  }
+}
+
+// Parse runs the flags over `args` (argv[0] included).
+StatusOr<ControllerConfig> Parse(std::vector<std::string> args, ConfigFlags* flags) {
+  CLI::App app;
+  AddConfigFlags(app, flags);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    return InvalidArgumentError(e.what());
+  }
+  return ResolveConfig(*flags);
+}
+
+TEST(ConfigFlagsTest, ConfigDirAloneWorks) {
+  ConfigFlags flags;
+  auto config = Parse({"portico-controller", "--config-dir", "/srv/conf"}, &flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->config_dir, "/srv/conf");
+  EXPECT_EQ(config->admin_port, 5800);
+  EXPECT_FALSE(flags.check);
+}
+
+TEST(ConfigFlagsTest, FlagsOverrideTheFileAndDefaultsDoNot) {
+  std::string dir_template = (fs::temp_directory_path() / "portico-config-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir_template.data()), nullptr);
+  fs::path dir = dir_template;
+  fs::path file = dir / "portico-controller.toml";
+  std::ofstream(file) << "config_dir = \"conf.d\"\nworkers = 6\n[admin]\nport = 7000\n";
+
+  ConfigFlags flags;
+  auto config = Parse({"portico-controller", "--config", file.string(), "--admin-port", "0",
+                       "--testing", "--check"},
+                      &flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->config_dir, (dir / "conf.d").string());  // from the file
+  EXPECT_EQ(config->workers, 6);                             // the flag's default does not win
+  EXPECT_EQ(config->admin_port, 0);                          // the flag wins
+  EXPECT_TRUE(config->testing);
+  EXPECT_TRUE(flags.check);
+  EXPECT_EQ(config->config_file, file.string());
+
+  ConfigFlags bad;
+  auto invalid = Parse({"portico-controller", "--workers", "0"}, &bad);
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_NE(invalid.status().message().find("workers"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace portico::controller

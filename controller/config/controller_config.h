@@ -1,0 +1,68 @@
+// controller_config.h: ControllerConfig, every setting of portico-controller (DESIGN.md §6),
+// read from portico-controller.toml and from flags; a flag given on the command line overrides
+// the file, the file overrides the defaults, and the defaults work:
+// `portico-controller --config-dir DIR` needs nothing else.
+//
+// portico-controller.toml (every key optional; unknown keys are errors naming file and line):
+//   config_dir  = "/etc/portico/conf.d"   # the YAML/JSON resources (relative: to this file)
+//   plugin_dir  = "/usr/lib/portico/plugins"
+//   debounce_ms = 50                      # quiet time before a burst of edits is read
+//   workers     = 2                       # reconcile worker threads
+//   log_level   = "info"                  # trace, debug, info, warn, error, critical, off
+//   testing     = false                   # serve POST /api/v1/admin/wipe-all
+//   [admin]
+//   address   = "127.0.0.1"
+//   port      = 5800                      # 0: any free port
+//   port_file = ""                        # write the bound port here (tests)
+//   [sync]                                # ConfigSync (gRPC) for gateways
+//   address = "0.0.0.0"
+//   port    = 5810
+//
+// Thread-safety: value types and pure functions.
+#ifndef PORTICO_CONTROLLER_CONFIG_CONTROLLER_CONFIG_H_
+#define PORTICO_CONTROLLER_CONFIG_CONTROLLER_CONFIG_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "portico/sdk/status.h"
+
+namespace portico::controller {
+
+struct ControllerConfig {
+  std::string config_dir;  // required to serve (or to --check a directory)
+  std::string plugin_dir;  // empty: core::DefaultPluginDir()
+  std::string admin_address = "127.0.0.1";
+  uint16_t admin_port = 5800;
+  std::string admin_port_file;
+  std::string sync_address = "0.0.0.0";
+  uint16_t sync_port = 5810;
+  int debounce_ms = 50;
+  int workers = 2;
+  std::string log_level = "info";
+  bool testing = false;
+  // The TOML file the settings came from ("" when none); informational.
+  std::string config_file;
+
+  // Validate checks ranges and names (workers >= 1, debounce_ms >= 0, a known log level).
+  Status Validate() const;
+};
+
+// ParseConfigToml applies the settings of TOML `text` on top of `config`. `file` names the file
+// in errors ("portico-controller.toml:3: workers: expected an integer, got a string") and is
+// the base of relative paths. INVALID_ARGUMENT on a syntax error, a wrong type, an out-of-range
+// value or an unknown key.
+Status ParseConfigToml(std::string_view text, const std::filesystem::path& file,
+                       ControllerConfig* config);
+
+// LoadConfigFile reads `file` and applies it (ParseConfigToml). NOT_FOUND when it cannot be read.
+Status LoadConfigFile(const std::filesystem::path& file, ControllerConfig* config);
+
+// IsLogLevel: one of spdlog's level names.
+bool IsLogLevel(std::string_view level);
+
+}  // namespace portico::controller
+
+#endif  // PORTICO_CONTROLLER_CONFIG_CONTROLLER_CONFIG_H_

@@ -1,0 +1,302 @@
+#include "controller/controller.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <utility>
+
+#include "controller/admin/apply_documents.h"
+
+namespace portico::controller {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t NowUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Status Timeout(std::string what, std::chrono::milliseconds timeout) {
+  return Status(StatusCode::kDeadlineExceeded,
+                what + " within " + std::to_string(timeout.count()) + " ms");
+}
+
+}  // namespace
+
+std::string NewServerId() {
+  std::random_device device;
+  std::mt19937_64 engine((static_cast<uint64_t>(device()) << 32) ^ device() ^
+                         static_cast<uint64_t>(Clock::now().time_since_epoch().count()));
+  uint64_t value = engine();
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id(16, '0');
+  for (int i = 15; i >= 0; --i) {
+    id[i] = kHex[value & 15];
+    value >>= 4;
+  }
+  return id;
+}
+
+Controller::Controller(ControllerOptions options) : options_(std::move(options)) {}
+
+Controller::~Controller() { Stop(); }
+
+StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options) {
+  std::unique_ptr<Controller> c(new Controller(std::move(options)));
+  PORTICO_ASSIGN_OR_RETURN(core::PluginSet plugins, core::LoadPluginDir(c->options_.plugin_dir));
+  c->plugins_ = std::make_unique<core::PluginSet>(std::move(plugins));
+  PORTICO_ASSIGN_OR_RETURN(ObjectValidator validator,
+                           ObjectValidator::Create(c->plugins_->registry));
+  c->validator_ = std::make_unique<ObjectValidator>(std::move(validator));
+  c->synced_ = std::make_unique<core::ObjectStore>();
+  ReconcilerOptions reconciler_options;
+  reconciler_options.workers = c->options_.workers;
+  c->reconciler_ =
+      std::make_unique<Reconciler>(*c->plugins_, *c->validator_, *c->synced_, reconciler_options);
+  FileConfigCenterOptions center_options;
+  center_options.dir = c->options_.config_dir;
+  center_options.debounce = c->options_.debounce;
+  center_options.identifier = c->reconciler_->Identifier();
+  c->center_ = std::make_unique<FileConfigCenter>(std::move(center_options));
+  c->server_id_ = NewServerId();
+  size_t accepted = 0;
+  for (const core::PluginRecord& r : c->plugins_->plugins) accepted += r.ok() ? 1 : 0;
+  spdlog::info("controller: {} plugins loaded, {} refused, {} kinds from {}", accepted,
+               c->plugins_->plugins.size() - accepted, c->plugins_->registry.size(),
+               c->options_.plugin_dir.string());
+  return c;
+}
+
+Status Controller::Start() {
+  {
+    std::lock_guard lock(mu_);
+    if (started_) return FailedPreconditionError("controller: already started");
+    started_ = true;
+    started_unix_ms_ = NowUnixMs();
+    server_id_ = NewServerId();
+  }
+  PORTICO_RETURN_IF_ERROR(reconciler_->Start());
+  Status started = center_->Start(this);
+  if (!started.ok()) {
+    reconciler_->Stop();
+    return started;
+  }
+  spdlog::info("controller: serving {} (server id {})", center_->Describe(), Info().server_id);
+  return OkStatus();
+}
+
+void Controller::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (!started_ || stopped_) return;
+    stopped_ = true;
+  }
+  center_->Stop();
+  reconciler_->Stop();
+  delivered_cv_.notify_all();
+}
+
+void Controller::OnChanges(std::vector<ConfigChange> changes, bool initial) {
+  std::vector<std::pair<sdk::ObjectRef, std::optional<uint64_t>>> updates;  // nullopt: deleted
+  updates.reserve(changes.size());
+  for (const ConfigChange& change : changes) {
+    if (change.op == ConfigChange::Op::kDelete) {
+      updates.emplace_back(change.ref, std::nullopt);
+    } else if (change.doc != nullptr) {
+      updates.emplace_back(change.ref, admin::ContentHash(*change.doc));
+    }
+  }
+  // Waiters check delivered_ and then the reconciler's queue, so the batch is queued first.
+  reconciler_->OnChanges(std::move(changes), initial);
+  {
+    std::lock_guard lock(delivered_mu_);
+    ++batches_;
+    for (auto& [ref, hash] : updates) {
+      if (hash) {
+        delivered_[std::move(ref)] = Delivered{*hash, batches_};
+      } else {
+        delivered_.erase(ref);
+      }
+    }
+  }
+  delivered_cv_.notify_all();
+}
+
+template <typename Predicate>
+bool Controller::WaitDelivered(Clock::time_point deadline, Predicate done) const {
+  std::unique_lock lock(delivered_mu_);
+  return delivered_cv_.wait_until(lock, deadline, [&] { return done(); });
+}
+
+bool Controller::WaitProcessed(Clock::time_point deadline) const {
+  auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return reconciler_->WaitIdle(std::max(remaining, std::chrono::milliseconds(0)));
+}
+
+bool Controller::Ready() const { return reconciler_->Ready(); }
+
+admin::ServerInfo Controller::Info() const {
+  admin::ServerInfo info;
+  std::lock_guard lock(mu_);
+  info.server_id = server_id_;
+  info.version = options_.version;
+  info.started_unix_ms = started_unix_ms_;
+  info.config_source = center_->Describe();
+  info.testing = options_.testing;
+  return info;
+}
+
+admin::ControllerStats Controller::Stats() const {
+  admin::ControllerStats stats;
+  stats.ready = Ready();
+  stats.head = synced_->Head();
+  stats.reconciler = reconciler_->Metrics();
+  {
+    std::lock_guard lock(delivered_mu_);
+    for (const auto& [ref, delivered] : delivered_) {
+      ++stats.objects_by_kind[core::KindId{ref.group, ref.kind}.ToString()];
+    }
+  }
+  for (const core::PluginRecord& r : plugins_->plugins) {
+    ++(r.ok() ? stats.plugins_loaded : stats.plugins_refused);
+  }
+  stats.config_errors = center_->Errors().size();
+  std::lock_guard lock(mu_);
+  stats.reloads = reloads_;
+  return stats;
+}
+
+std::vector<ObjectView> Controller::List(const core::KindInfo* kind, std::string_view ns) const {
+  return reconciler_->List(kind, ns);
+}
+
+std::optional<ObjectView> Controller::Get(const sdk::ObjectRef& ref) const {
+  return reconciler_->Get(ref);
+}
+
+std::vector<ConfigError> Controller::Errors() const { return center_->Errors(); }
+
+StatusOr<std::vector<admin::AppliedObject>> Controller::Apply(std::string_view documents,
+                                                              bool wait) {
+  PORTICO_ASSIGN_OR_RETURN(std::vector<admin::PreparedObject> prepared,
+                           admin::PrepareApply(documents, *validator_));
+  std::vector<admin::AppliedObject> applied;
+  uint64_t before = 0;
+  {
+    std::lock_guard lock(delivered_mu_);
+    before = batches_;
+    for (const admin::PreparedObject& p : prepared) {
+      admin::AppliedObject a;
+      a.ref = p.validated.ref;
+      a.api_version = p.api_version;
+      a.plural = p.validated.kind->plural;
+      auto it = delivered_.find(a.ref);
+      a.result = it == delivered_.end()              ? "created"
+                 : it->second.hash == p.content_hash ? "unchanged"
+                                                     : "configured";
+      applied.push_back(std::move(a));
+    }
+  }
+  PORTICO_RETURN_IF_ERROR(center_->Apply(documents));
+  for (const admin::AppliedObject& a : applied) {
+    spdlog::info("admin: apply {}: {}", a.ref.Display(), a.result);
+  }
+  if (!wait) return applied;
+
+  auto deadline = Clock::now() + options_.wait_timeout;
+  bool delivered = WaitDelivered(deadline, [&] {
+    for (size_t i = 0; i < applied.size(); ++i) {
+      if (applied[i].result == "unchanged") continue;
+      auto it = delivered_.find(applied[i].ref);
+      if (it == delivered_.end()) return false;
+      if (it->second.batch <= before && it->second.hash != prepared[i].content_hash) return false;
+    }
+    return true;
+  });
+  if (!delivered) {
+    return Timeout("applied, but the config source did not deliver the change",
+                   options_.wait_timeout);
+  }
+  if (!WaitProcessed(deadline)) {
+    return Timeout("applied, but the controller did not finish processing", options_.wait_timeout);
+  }
+  return applied;
+}
+
+Status Controller::Delete(const sdk::ObjectRef& ref, bool wait) {
+  {
+    std::lock_guard lock(delivered_mu_);
+    if (!delivered_.contains(ref)) return NotFoundError(ref.Display() + " not found");
+  }
+  PORTICO_RETURN_IF_ERROR(center_->Delete(ref));
+  spdlog::info("admin: delete {}", ref.Display());
+  if (!wait) return OkStatus();
+  auto deadline = Clock::now() + options_.wait_timeout;
+  if (!WaitDelivered(deadline, [&] { return !delivered_.contains(ref); })) {
+    return Timeout("deleted, but the config source did not deliver the change",
+                   options_.wait_timeout);
+  }
+  if (!WaitProcessed(deadline)) {
+    return Timeout("deleted, but the controller did not finish processing", options_.wait_timeout);
+  }
+  return OkStatus();
+}
+
+Status Controller::Reload() {
+  PORTICO_RETURN_IF_ERROR(center_->Resync());
+  std::lock_guard lock(mu_);
+  server_id_ = NewServerId();
+  ++reloads_;
+  spdlog::info("controller: reloaded {} (server id {})", center_->Describe(), server_id_);
+  return OkStatus();
+}
+
+StatusOr<size_t> Controller::WipeAll() {
+  if (!options_.testing) return NotFoundError("wipe-all is served only with --testing");
+  std::vector<sdk::ObjectRef> refs;
+  {
+    std::lock_guard lock(delivered_mu_);
+    for (const auto& [ref, delivered] : delivered_) refs.push_back(ref);
+  }
+  // Reverse `reads` order: readers go before what they read. Kinds no plugin provides first.
+  std::map<core::KindId, size_t> rank;
+  const std::vector<core::KindId>& order = plugins_->registry.Order();
+  for (size_t i = 0; i < order.size(); ++i) rank[order[i]] = i + 1;
+  auto rank_of = [&rank](const sdk::ObjectRef& ref) {
+    auto it = rank.find(core::KindId{ref.group, ref.kind});
+    return it == rank.end() ? std::numeric_limits<size_t>::max() : it->second;
+  };
+  std::stable_sort(refs.begin(), refs.end(), [&](const sdk::ObjectRef& a, const sdk::ObjectRef& b) {
+    return rank_of(a) > rank_of(b);
+  });
+  size_t deleted = 0;
+  for (const sdk::ObjectRef& ref : refs) {
+    Status status = center_->Delete(ref);
+    if (status.ok()) {
+      ++deleted;
+    } else if (status.code() != StatusCode::kNotFound) {
+      return status.WithPrefix("wipe-all: " + ref.Display());
+    }
+  }
+  spdlog::info("admin: wipe-all deleted {} objects", deleted);
+  auto deadline = Clock::now() + options_.wait_timeout;
+  if (!WaitDelivered(deadline, [&] {
+        for (const sdk::ObjectRef& ref : refs) {
+          if (delivered_.contains(ref)) return false;
+        }
+        return true;
+      })) {
+    return Timeout("wipe-all: the config source did not deliver every delete",
+                   options_.wait_timeout);
+  }
+  if (!WaitProcessed(deadline)) {
+    return Timeout("wipe-all: the controller did not finish processing", options_.wait_timeout);
+  }
+  return deleted;
+}
+
+}  // namespace portico::controller

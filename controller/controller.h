@@ -1,0 +1,127 @@
+// controller.h: Controller, portico-controller's pieces wired together (DESIGN.md §6): the
+// plugin set (core::LoadPluginDir), the ObjectValidator, the synced ObjectStore, the Reconciler
+// and the FileConfigCenter feeding it (its ObjectIdentifier is the reconciler's). It is the
+// admin API's backend (admin_backend.h).
+//
+// Life: Create() loads plugins and builds everything; Start() starts the reconciler, then the
+// center, which delivers the initial batch; the reconciler processes it in `reads` order and
+// Ready() turns true once it drained. Stop() stops the center, then the reconciler.
+// server_id is a new random 16-hex-digit id at every start and reload.
+//
+// Between the center and the reconciler the Controller sees every change batch and keeps, per
+// object at the source, a fingerprint of its document and the batch that delivered it. That is
+// how Apply knows "created / configured / unchanged" and how `wait` knows when a write came
+// back through the watcher.
+//
+// Thread-safety: AdminBackend methods may be called from any thread, concurrently, once
+// Create() returned (before Start() the controller simply holds nothing). Start() and Stop()
+// are called by the owner, once each. Ownership: the Controller owns every piece; plugin
+// libraries stay loaded for the life of the process (the loader never unloads them).
+#ifndef PORTICO_CONTROLLER_CONTROLLER_H_
+#define PORTICO_CONTROLLER_CONTROLLER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "controller/admin/admin_backend.h"
+#include "controller/center/config_center.h"
+#include "controller/center/file_config_center.h"
+#include "controller/reconcile/object_validator.h"
+#include "controller/reconcile/reconciler.h"
+#include "core/plugin/plugin_loader.h"
+#include "core/store/object_store.h"
+#include "portico/sdk/status.h"
+
+namespace portico::controller {
+
+struct ControllerOptions {
+  std::filesystem::path config_dir;
+  std::filesystem::path plugin_dir;
+  std::chrono::milliseconds debounce{50};
+  int workers = 2;
+  bool testing = false;  // serve wipe-all
+  std::string version;   // shown by /api/v1/info
+  // How long Apply/Delete with `wait` and WipeAll wait for the controller to catch up.
+  std::chrono::milliseconds wait_timeout = std::chrono::seconds(30);
+};
+
+class Controller final : public admin::AdminBackend, private ConfigListener {
+ public:
+  // Create loads the plugins and builds the pipeline. Refused plugins are logged and counted,
+  // not errors; an unreadable plugin directory or a schema that does not compile is.
+  static StatusOr<std::unique_ptr<Controller>> Create(ControllerOptions options);
+  ~Controller() override;
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Start: see the file comment. Fails when the config directory cannot be read or watched.
+  Status Start();
+  // Stop is idempotent; the destructor calls it.
+  void Stop();
+
+  // ---- AdminBackend
+  bool Ready() const override;
+  admin::ServerInfo Info() const override;
+  admin::ControllerStats Stats() const override;
+  const core::PluginSet& Plugins() const override { return *plugins_; }
+  std::vector<ObjectView> List(const core::KindInfo* kind, std::string_view ns) const override;
+  std::optional<ObjectView> Get(const sdk::ObjectRef& ref) const override;
+  StatusOr<std::vector<admin::AppliedObject>> Apply(std::string_view documents, bool wait) override;
+  Status Delete(const sdk::ObjectRef& ref, bool wait) override;
+  std::vector<ConfigError> Errors() const override;
+  Status Reload() override;
+  StatusOr<size_t> WipeAll() override;
+
+ private:
+  // Delivered is what the source last delivered for one object.
+  struct Delivered {
+    uint64_t hash = 0;   // admin::ContentHash of the document
+    uint64_t batch = 0;  // the delivery counter when it arrived
+  };
+
+  explicit Controller(ControllerOptions options);
+
+  // ConfigListener: records the batch, then hands it to the reconciler.
+  void OnChanges(std::vector<ConfigChange> changes, bool initial) override;
+
+  // WaitDelivered waits until `done()` holds (checked under delivered_mu_) or the deadline.
+  template <typename Predicate>
+  bool WaitDelivered(std::chrono::steady_clock::time_point deadline, Predicate done) const;
+  // WaitProcessed waits until the reconciler is idle, up to the deadline.
+  bool WaitProcessed(std::chrono::steady_clock::time_point deadline) const;
+
+  ControllerOptions options_;
+  std::unique_ptr<core::PluginSet> plugins_;  // stable address: the validator points into it
+  std::unique_ptr<ObjectValidator> validator_;
+  std::unique_ptr<core::ObjectStore> synced_;
+  std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<FileConfigCenter> center_;
+  int64_t started_unix_ms_ = 0;
+
+  mutable std::mutex mu_;  // guards server_id_, started_, stopped_, reloads_
+  std::string server_id_;
+  bool started_ = false;
+  bool stopped_ = false;
+  uint64_t reloads_ = 0;
+
+  mutable std::mutex delivered_mu_;
+  mutable std::condition_variable delivered_cv_;
+  std::map<sdk::ObjectRef, Delivered> delivered_;  // objects at the source; guarded
+  uint64_t batches_ = 0;                           // delivery counter; guarded
+};
+
+// NewServerId returns 16 random hex digits.
+std::string NewServerId();
+
+}  // namespace portico::controller
+
+#endif  // PORTICO_CONTROLLER_CONTROLLER_H_

@@ -1,0 +1,18 @@
+#include "controller/reconcile/time_format.h"
+
+#include <ctime>
+
+namespace portico::controller {
+
+std::string FormatRfc3339(int64_t unix_ms) {
+  int64_t seconds = unix_ms / 1000;
+  if (unix_ms < 0 && unix_ms % 1000 != 0) --seconds;  // floor, not truncation
+  std::time_t t = static_cast<std::time_t>(seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buffer[32];
+  size_t n = std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return std::string(buffer, n);
+}
+
+}  // namespace portico::controller

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# controller_load.sh: "10,000 HTTPRoutes load and the controller is ready in under 10 s; editing
+# one route reprocesses only that route" (issue 3, Show). Not a CTest test: run it by hand on a
+# Release (or dev) build.
+#
+#   tests/bench/controller_load.sh [--build DIR] [--routes N] [--per-file K] [--keep]
+#
+# Generates 1 GatewayClass + 1 Gateway + N Services + N HTTPRoutes (K routes per file, default
+# 1: one file per route) into a temporary directory, starts portico-controller on it (admin port
+# 0), times start -> /readyz 200, then rewrites one route's file (atomic rename) and reports the
+# delta of portico_controller_processed_total{kind="HTTPRoute"} once the controller is idle again
+# (must be 1). Exit status 1 when ready took 10 s or more or the delta is not 1.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+BUILD=build/dev
+ROUTES=10000
+PER_FILE=1
+KEEP=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) BUILD=$2; shift 2 ;;
+    --routes) ROUTES=$2; shift 2 ;;
+    --per-file) PER_FILE=$2; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+CONTROLLER=$BUILD/controller/portico-controller
+PLUGINS=$BUILD/plugins-out
+[ -x "$CONTROLLER" ] || { echo "no $CONTROLLER: build it first (cmake --build $BUILD)" >&2; exit 2; }
+
+WORK=$(mktemp -d /tmp/portico-load-XXXXXX)
+PID=
+cleanup() {
+  [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
+  if [ "$KEEP" = 1 ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+mkdir -p "$WORK/conf"
+
+python3 - "$WORK/conf" "$ROUTES" "$PER_FILE" <<'EOF'
+import os, sys
+conf, routes, per_file = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with open(os.path.join(conf, "gateway.yaml"), "w") as f:
+    f.write("""apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portico}
+spec: {controllerName: portico.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: default}
+spec:
+  gatewayClassName: portico
+  listeners:
+  - {name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}
+""")
+def route(i):
+    return """apiVersion: v1
+kind: Service
+metadata: {name: svc-%(i)05d, namespace: default}
+spec:
+  ports: [{port: 80, targetPort: 3000}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: route-%(i)05d, namespace: default}
+spec:
+  parentRefs: [{name: web}]
+  hostnames: [host-%(i)05d.example.com]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /r%(i)05d}}]
+    backendRefs: [{name: svc-%(i)05d, port: 80}]
+""" % {"i": i}
+os.makedirs(os.path.join(conf, "routes"), exist_ok=True)
+for start in range(0, routes, per_file):
+    docs = [route(i) for i in range(start, min(routes, start + per_file))]
+    with open(os.path.join(conf, "routes", "route-%05d.yaml" % start), "w") as f:
+        f.write("---\n".join(docs))
+EOF
+FILES=$(find "$WORK/conf" -name '*.yaml' | wc -l)
+echo "generated: 1 Gateway, $ROUTES HTTPRoutes, $ROUTES Services in $FILES files ($WORK/conf)"
+
+start_ns=$(date +%s%N)
+"$CONTROLLER" --config-dir "$WORK/conf" --plugin-dir "$PLUGINS" --admin-port 0 \
+  --admin-port-file "$WORK/admin.port" --log-level info > "$WORK/controller.log" 2>&1 &
+PID=$!
+
+# wait_for DEADLINE_S COMMAND...: polls COMMAND every 20 ms until it succeeds or the deadline.
+wait_for() {
+  local deadline=$(( $(date +%s%N) + $1 * 1000000000 )); shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s%N)" -lt "$deadline" ] || return 1
+    kill -0 "$PID" 2>/dev/null || { echo "controller exited:" >&2; tail -5 "$WORK/controller.log" >&2; exit 1; }
+    sleep 0.02
+  done
+}
+wait_for 30 test -s "$WORK/admin.port"
+PORT=$(cat "$WORK/admin.port")
+ADMIN=http://127.0.0.1:$PORT
+wait_for 120 curl -sf "$ADMIN/readyz"
+ready_ns=$(date +%s%N)
+ready_ms=$(( (ready_ns - start_ns) / 1000000 ))
+
+processed() {  # processed KIND: portico_controller_processed_total{kind="KIND",...}
+  curl -sf "$ADMIN/metrics" | awk -v k="kind=\"$1\"" 'index($0, "portico_controller_processed_total{" k) == 1 { print $2 }'
+}
+objects=$(curl -sf "$ADMIN/api/v1/info" | python3 -c 'import json,sys; print(json.load(sys.stdin)["objectsTotal"])')
+before=$(processed HTTPRoute)
+attached=$(curl -sf "$ADMIN/api/v1/objects/gateways/default/web" |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["status"]["listeners"][0]["attachedRoutes"])')
+
+# Edit one route: a new path prefix, written atomically like an editor would.
+EDIT="$WORK/conf/routes/route-00000.yaml"
+sed 's|value: /r00000|value: /edited|' "$EDIT" > "$EDIT.tmp~" && mv "$EDIT.tmp~" "$EDIT"
+edit_ns=$(date +%s%N)
+route_edited() {
+  curl -sf "$ADMIN/api/v1/objects/httproutes/default/route-00000" | grep -q '"/edited"'
+}
+wait_for 30 route_edited
+seen_ms=$(( ($(date +%s%N) - edit_ns) / 1000000 ))
+# Idle again: the queue is empty and the count stays put for 500 ms.
+settled() {
+  local a b
+  a=$(processed HTTPRoute); sleep 0.5; b=$(processed HTTPRoute)
+  [ "$a" = "$b" ] && curl -sf "$ADMIN/metrics" | grep -q '^portico_controller_queue_depth 0$'
+}
+wait_for 30 settled
+after=$(processed HTTPRoute)
+delta=$(( after - before ))
+
+echo "objects:                $objects"
+echo "ready after start:      ${ready_ms} ms (limit 10000 ms)"
+echo "Gateway attachedRoutes: $attached"
+echo "edit visible after:     ${seen_ms} ms"
+echo "HTTPRoutes processed:   $before at ready, $after after the edit: delta $delta (want 1)"
+grep -E "initial batch .* processed in" "$WORK/controller.log" | sed 's/^/controller log: /' || true
+
+status=0
+[ "$ready_ms" -lt 10000 ] || { echo "FAIL: not ready within 10 s"; status=1; }
+[ "$delta" -eq 1 ] || { echo "FAIL: the edit reprocessed $delta HTTPRoutes, want 1"; status=1; }
+[ "$status" = 0 ] && echo "PASS"
+exit $status
