@@ -22,7 +22,10 @@
 #ifndef PORTICO_CONTROLLER_ADMIN_ADMIN_ROUTER_H_
 #define PORTICO_CONTROLLER_ADMIN_ADMIN_ROUTER_H_
 
+#include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "controller/admin/admin_backend.h"
 #include "controller/admin/admin_http.h"
