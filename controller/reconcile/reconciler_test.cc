@@ -468,7 +468,9 @@ TEST(ReconcilerTest, ARouteProcessedBeforeItsGatewayIsReprocessedWhenTheGatewayA
   Harness h;
   const std::string route_kind = std::string("HTTPRoute.") + kGatewayGroup;
   auto route = sdk::ObjectRef{kGatewayGroup, "HTTPRoute", "default", "web"};
-  h.Apply({ServiceDoc("default", "web")});  // first: a route racing it would be requeued too
+  // The Service and the GatewayClass first: a route or Gateway racing them would be requeued
+  // once more (the Gateway's export changes when its class appears).
+  h.Apply({ServiceDoc("default", "web"), GatewayClassDoc("portico")});
   ASSERT_TRUE(h.Idle());
   h.Apply({RouteDoc("default", "web", "gw", "web", "/")});
   ASSERT_TRUE(h.Idle());
@@ -476,7 +478,7 @@ TEST(ReconcilerTest, ARouteProcessedBeforeItsGatewayIsReprocessedWhenTheGatewayA
   std::string before = At(h, route, "/status");
   EXPECT_EQ(h.Get(route)->error, "");
 
-  h.Apply({GatewayClassDoc("portico"), GatewayDoc("default", "gw", "portico")});
+  h.Apply({GatewayDoc("default", "gw", "portico")});
   ASSERT_TRUE(h.Idle());
   EXPECT_EQ(h.Processed(route_kind), 2u);
   EXPECT_NE(At(h, route, "/status"), before);
