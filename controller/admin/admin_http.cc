@@ -1,60 +1,11 @@
 #include "controller/admin/admin_http.h"
 
+#include "core/common/percent_encoding.h"
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 namespace portico::controller::admin {
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
-
-StatusOr<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '%') {
-      if (i + 2 >= text.size()) {
-        return InvalidArgumentError("bad percent escape in \"" + std::string(text) + "\"");
-      }
-      int hi = HexValue(text[i + 1]);
-      int lo = HexValue(text[i + 2]);
-      if (hi < 0 || lo < 0) {
-        return InvalidArgumentError("bad percent escape in \"" + std::string(text) + "\"");
-      }
-      out.push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      out.push_back(' ');
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
-std::string PercentEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
 
 Status ParseTarget(std::string_view target, std::string* path,
                    std::map<std::string, std::string, std::less<>>* query) {
@@ -69,7 +20,7 @@ Status ParseTarget(std::string_view target, std::string* path,
       raw_path.find("%2f") != std::string_view::npos) {
     return InvalidArgumentError("encoded '/' in the request path");
   }
-  PORTICO_ASSIGN_OR_RETURN(*path, PercentDecode(raw_path, false));
+  PORTICO_ASSIGN_OR_RETURN(*path, core::PercentDecode(raw_path, false));
   query->clear();
   if (question == std::string_view::npos) return OkStatus();
   std::string_view rest = target.substr(question + 1);
@@ -78,10 +29,10 @@ Status ParseTarget(std::string_view target, std::string* path,
     std::string_view pair = rest.substr(0, amp);
     if (!pair.empty()) {
       size_t eq = pair.find('=');
-      PORTICO_ASSIGN_OR_RETURN(std::string key, PercentDecode(pair.substr(0, eq), true));
+      PORTICO_ASSIGN_OR_RETURN(std::string key, core::PercentDecode(pair.substr(0, eq), true));
       std::string value;
       if (eq != std::string_view::npos) {
-        PORTICO_ASSIGN_OR_RETURN(value, PercentDecode(pair.substr(eq + 1), true));
+        PORTICO_ASSIGN_OR_RETURN(value, core::PercentDecode(pair.substr(eq + 1), true));
       }
       (*query)[key] = value;
     }

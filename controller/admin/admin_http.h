@@ -38,13 +38,6 @@ struct AdminResponse {
 Status ParseTarget(std::string_view target, std::string* path,
                    std::map<std::string, std::string, std::less<>>* query);
 
-// PercentDecode decodes %XX escapes (and '+' as space when `plus_is_space`).
-StatusOr<std::string> PercentDecode(std::string_view text, bool plus_is_space);
-
-// PercentEncode escapes everything but RFC 3986 unreserved characters (for path segments and
-// query values built by clients).
-std::string PercentEncode(std::string_view text);
-
 // JsonResponse builds a response with a JSON body.
 AdminResponse JsonResponse(int status, std::string body);
 

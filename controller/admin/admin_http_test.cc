@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/common/percent_encoding.h"
+
 #include "portico/sdk/json.h"
 
 namespace portico::controller::admin {
@@ -26,7 +28,7 @@ TEST(AdminHttpTest, ParsesTargets) {
 }
 
 TEST(AdminHttpTest, EncodesAndMapsCodes) {
-  EXPECT_EQ(PercentEncode("a b/c~"), "a%20b%2Fc~");
+  EXPECT_EQ(core::PercentEncode("a b/c~"), "a%20b%2Fc~");
   EXPECT_EQ(HttpStatusFor(StatusCode::kNotFound), 404);
   EXPECT_EQ(HttpStatusFor(StatusCode::kInvalidArgument), 422);
   EXPECT_EQ(HttpStatusFor(StatusCode::kDeadlineExceeded), 504);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/common/percent_encoding.h"
+
 #include "controller/ctl/server_call.h"
 
 namespace portico::ctl {
@@ -42,7 +44,7 @@ TEST(HttpClientTest, BuildsObjectPaths) {
             "/api/v1/objects/httproutes/web?namespace=default");
   EXPECT_EQ(ObjectsPath("Gateway.gateway.networking.k8s.io", "", ""),
             "/api/v1/objects/Gateway.gateway.networking.k8s.io");
-  EXPECT_EQ(UrlEncode("a b/c"), "a%20b%2Fc");
+  EXPECT_EQ(core::PercentEncode("a b/c"), "a%20b%2Fc");
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "controller/ctl/server_call.h"
 
+#include "core/common/percent_encoding.h"
+
 #include "controller/ctl/http_client.h"
 
 namespace portico::ctl {
@@ -61,26 +63,10 @@ StatusOr<rapidjson::Document> CallServer(const ServerOptions& options, std::stri
   return Status(CodeFor(response.status), "Error from server (" + reason + "): " + message);
 }
 
-std::string UrlEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
 std::string ObjectsPath(std::string_view kind, std::string_view name, std::string_view ns) {
-  std::string path = "/api/v1/objects/" + UrlEncode(kind);
-  if (!name.empty()) path += "/" + UrlEncode(name);
-  if (!ns.empty()) path += "?namespace=" + UrlEncode(ns);
+  std::string path = "/api/v1/objects/" + core::PercentEncode(kind);
+  if (!name.empty()) path += "/" + core::PercentEncode(name);
+  if (!ns.empty()) path += "?namespace=" + core::PercentEncode(ns);
   return path;
 }
 

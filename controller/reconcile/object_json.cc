@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "portico/sdk/json_writer.h"
+#include "portico/sdk/secret_data.h"
 
 namespace portico::controller {
 namespace {
@@ -104,20 +105,7 @@ void AddNamespaceNameLabel(const sdk::ObjectRef& ref, rapidjson::Value& doc,
 bool IsSecret(const sdk::ObjectRef& ref) { return ref.group.empty() && ref.kind == "Secret"; }
 
 std::string SecretPayload(const rapidjson::Value& doc) {
-  std::map<std::string, std::string> data;
-  if (const rapidjson::Value* d = json::Find(doc, "data"); d != nullptr && d->IsObject()) {
-    for (const auto& m : d->GetObject()) {
-      if (m.value.IsString()) data[m.name.GetString()] = m.value.GetString();
-    }
-  }
-  if (const rapidjson::Value* d = json::Find(doc, "stringData"); d != nullptr && d->IsObject()) {
-    for (const auto& m : d->GetObject()) {
-      if (m.value.IsString()) {
-        data[m.name.GetString()] =
-            Base64Encode(std::string_view(m.value.GetString(), m.value.GetStringLength()));
-      }
-    }
-  }
+  std::map<std::string, std::string> data = sdk::SecretData(doc);
   sdk::JsonWriter w;
   w.BeginObject().Field("type", json::GetString(doc, "type", "Opaque")).Key("data").BeginObject();
   for (const auto& [key, value] : data) w.Field(key, value);
@@ -155,29 +143,5 @@ std::string RedactSecretText(std::string message, const rapidjson::Value& doc) {
   return message;
 }
 
-std::string Base64Encode(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) |
-                 (static_cast<uint8_t>(bytes[i + 1]) << 8) | static_cast<uint8_t>(bytes[i + 2]);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (i < bytes.size()) {
-    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
 
 }  // namespace portico::controller

@@ -59,8 +59,6 @@ void RedactSecret(rapidjson::Value& doc, rapidjson::Value::AllocatorType& alloca
 // "(got ...)" quotation of a schema error is cut and every data/stringData value is replaced.
 std::string RedactSecretText(std::string message, const rapidjson::Value& doc);
 
-// Base64Encode encodes with the standard alphabet and padding.
-std::string Base64Encode(std::string_view bytes);
 
 }  // namespace portico::controller
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "portico/sdk/secret_data.h"
+
 #include "controller/reconcile/object_render.h"
 #include "controller/reconcile/time_format.h"
 
@@ -66,11 +68,11 @@ TEST(ObjectJsonTest, RedactSecretTextCutsQuotationsAndValues) {
 }
 
 TEST(ObjectJsonTest, Base64AndTime) {
-  EXPECT_EQ(Base64Encode(""), "");
-  EXPECT_EQ(Base64Encode("f"), "Zg==");
-  EXPECT_EQ(Base64Encode("fo"), "Zm8=");
-  EXPECT_EQ(Base64Encode("foo"), "Zm9v");
-  EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(sdk::Base64Encode(""), "");
+  EXPECT_EQ(sdk::Base64Encode("f"), "Zg==");
+  EXPECT_EQ(sdk::Base64Encode("fo"), "Zm8=");
+  EXPECT_EQ(sdk::Base64Encode("foo"), "Zm9v");
+  EXPECT_EQ(sdk::Base64Encode("foobar"), "Zm9vYmFy");
   EXPECT_EQ(FormatRfc3339(1796040000000), "2026-11-30T12:00:00Z");
   EXPECT_EQ(FormatRfc3339(1796040000999), "2026-11-30T12:00:00Z");
   EXPECT_EQ(FormatRfc3339(0), "1970-01-01T00:00:00Z");

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "portico/sdk/secret_data.h"
 #include "portico/sdk/testing/fake_host.h"
 #include "portico/sdk/testing/fake_world.h"
 #include "testing/test_certs.h"
@@ -18,7 +19,7 @@ using sdk::ObjectRef;
 using sdk::testing::FakeHost;
 using sdk::testing::FakeWorld;
 using sdk::testing::ProcessOutcome;
-using sdk::testing::detail::Base64Encode;
+using sdk::Base64Encode;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "portico/sdk/secret_data.h"
 #include "portico/sdk/testing/fake_host.h"
 #include "secret/tls_material.h"
 #include "testing/test_certs.h"
@@ -14,7 +15,7 @@ using plugins::testing::MakeTestCertificate;
 using plugins::testing::TestCertificate;
 using sdk::testing::FakeHost;
 using sdk::testing::ProcessOutcome;
-using sdk::testing::detail::Base64Encode;
+using sdk::Base64Encode;
 using sdk::testing::detail::Quote;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

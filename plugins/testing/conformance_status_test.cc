@@ -27,6 +27,7 @@
 #include <sstream>
 
 #include "portico/sdk/names.h"
+#include "portico/sdk/secret_data.h"
 #include "portico/sdk/testing/fake_host.h"
 #include "portico/sdk/testing/fake_world.h"
 #include "testing/test_certs.h"
@@ -190,8 +191,8 @@ class Runner {
     return R"({"apiVersion":"v1","kind":"Secret","type":"kubernetes.io/tls","metadata":{)"
            R"("name":")" +
            json::GetString(s, "name") + R"(","namespace":")" + json::GetString(s, "namespace") +
-           R"("},"data":{"tls.crt":")" + sdk::testing::detail::Base64Encode(cert.cert_pem) +
-           R"(","tls.key":")" + sdk::testing::detail::Base64Encode(cert.key_pem) + R"("}})";
+           R"("},"data":{"tls.crt":")" + sdk::Base64Encode(cert.cert_pem) +
+           R"(","tls.key":")" + sdk::Base64Encode(cert.key_pem) + R"("}})";
   }
 
   // RuntimeSetup: populateEndpointSlices fills the named slices with one ready endpoint.

@@ -39,6 +39,7 @@
 #include "portico/sdk/processor.h"
 #include "portico/sdk/status.h"
 #include "portico/sdk/testing/fake_http.h"
+#include "portico/sdk/secret_data.h"
 #include "portico/sdk/testing/fake_util.h"
 #include "portico/sdk/testing/plugin_library.h"
 #include "portico/sdk/types.h"
@@ -489,21 +490,7 @@ class FakeHost {
   }
 
   void StoreSecret(const ObjectRef& ref, const rapidjson::Value& doc) {
-    std::map<std::string, std::string> data;
-    if (const rapidjson::Value* d = json::Find(doc, "data"); d != nullptr && d->IsObject()) {
-      for (const auto& m : d->GetObject()) {
-        if (m.value.IsString()) data[m.name.GetString()] = m.value.GetString();
-      }
-    }
-    if (const rapidjson::Value* d = json::Find(doc, "stringData"); d != nullptr && d->IsObject()) {
-      for (const auto& m : d->GetObject()) {
-        if (m.value.IsString()) {
-          data[m.name.GetString()] =
-              detail::Base64Encode({m.value.GetString(), m.value.GetStringLength()});
-        }
-      }
-    }
-    SetSecret(ref.ns, ref.name, json::GetString(doc, "type", "Opaque"), data);
+    SetSecret(ref.ns, ref.name, json::GetString(doc, "type", "Opaque"), SecretData(doc));
   }
 
   void RestoreOwner(const ObjectRef& ref, const std::map<StagedKey, StagedEntry>& before,
