@@ -70,6 +70,6 @@ fi
 phase ""
 echo
 for s in "${summary[@]}"; do echo "  $s"; done
-echo "  time: $(( $(date +%s) - start )) s"
+echo "  time: total $(( $(date +%s) - start )) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
