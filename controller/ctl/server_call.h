@@ -33,7 +33,6 @@ StatusOr<rapidjson::Document> CallServer(const ServerOptions& options, std::stri
                                          std::string_view target, std::string_view body = {},
                                          std::string_view content_type = "application/json");
 
-
 // ObjectsPath is the admin API path of one object, or of a kind's list when `name` is empty:
 // "/api/v1/objects/httproutes/web?namespace=default". An empty `ns` adds no namespace (for a
 // cluster-scoped kind, or every namespace for a list).

@@ -143,5 +143,4 @@ std::string RedactSecretText(std::string message, const rapidjson::Value& doc) {
   return message;
 }
 
-
 }  // namespace portico::controller

@@ -59,7 +59,6 @@ void RedactSecret(rapidjson::Value& doc, rapidjson::Value::AllocatorType& alloca
 // "(got ...)" quotation of a schema error is cut and every data/stringData value is replaced.
 std::string RedactSecretText(std::string message, const rapidjson::Value& doc);
 
-
 }  // namespace portico::controller
 
 #endif  // PORTICO_CONTROLLER_RECONCILE_OBJECT_JSON_H_

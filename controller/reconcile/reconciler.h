@@ -63,10 +63,10 @@ struct ObjectView {
 
 // ReconcilerMetrics are cumulative counters (exported on /metrics).
 struct ReconcilerMetrics {
-  uint64_t processed = 0;             // processor runs
-  uint64_t failed = 0;                // processor runs that returned an error
+  uint64_t processed = 0;  // processor runs
+  uint64_t failed = 0;     // processor runs that returned an error
   uint64_t requeued_by_dependency = 0;
-  uint64_t status_aggregations = 0;   // target statuses recomputed from contributions
+  uint64_t status_aggregations = 0;  // target statuses recomputed from contributions
   std::map<std::string, uint64_t> processed_by_kind;  // "HTTPRoute.gateway.networking.k8s.io"
   size_t objects = 0;
   size_t queue_depth = 0;

@@ -15,11 +15,11 @@
 namespace portico::plugins::gateway {
 namespace {
 
+using sdk::Base64Encode;
 using sdk::ObjectRef;
 using sdk::testing::FakeHost;
 using sdk::testing::FakeWorld;
 using sdk::testing::ProcessOutcome;
-using sdk::Base64Encode;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;

@@ -45,7 +45,7 @@ struct Listener {
   std::string tls_mode;  // "Terminate" or "Passthrough" when has_tls
   std::vector<CertificateRef> certificate_refs;
   bool frontend_validation = false;  // tls.frontendValidation (client certificates) is set
-  std::string from = "Same";                   // allowedRoutes.namespaces.from
+  std::string from = "Same";         // allowedRoutes.namespaces.from
   const rapidjson::Value* selector = nullptr;  // allowedRoutes.namespaces.selector
   bool kinds_given = false;
   std::vector<GroupKind> kinds;  // allowedRoutes.kinds as written (group defaulted)

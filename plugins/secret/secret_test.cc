@@ -13,9 +13,9 @@ namespace {
 using plugins::testing::CertificateOptions;
 using plugins::testing::MakeTestCertificate;
 using plugins::testing::TestCertificate;
+using sdk::Base64Encode;
 using sdk::testing::FakeHost;
 using sdk::testing::ProcessOutcome;
-using sdk::Base64Encode;
 using sdk::testing::detail::Quote;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -191,8 +191,8 @@ class Runner {
     return R"({"apiVersion":"v1","kind":"Secret","type":"kubernetes.io/tls","metadata":{)"
            R"("name":")" +
            json::GetString(s, "name") + R"(","namespace":")" + json::GetString(s, "namespace") +
-           R"("},"data":{"tls.crt":")" + sdk::Base64Encode(cert.cert_pem) +
-           R"(","tls.key":")" + sdk::Base64Encode(cert.key_pem) + R"("}})";
+           R"("},"data":{"tls.crt":")" + sdk::Base64Encode(cert.cert_pem) + R"(","tls.key":")" +
+           sdk::Base64Encode(cert.key_pem) + R"("}})";
   }
 
   // RuntimeSetup: populateEndpointSlices fills the named slices with one ready endpoint.

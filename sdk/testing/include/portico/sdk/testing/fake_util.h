@@ -62,7 +62,6 @@ inline std::string Fnv1aHex(std::string_view s) {
   return out;
 }
 
-
 // Name renders "ns/name", or "name" for cluster-scoped objects.
 inline std::string Name(std::string_view ns, std::string_view name) {
   return ns.empty() ? std::string(name) : std::string(ns) + "/" + std::string(name);
