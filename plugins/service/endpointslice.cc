@@ -216,29 +216,20 @@ Status ProcessEndpointSlice(const sdk::Object& obj, sdk::ProcessContext& ctx,
 }
 
 Status StageEndpointSlice(const sdk::Txn& txn, const std::vector<sdk::Change>& changes) {
-  for (const sdk::Change& change : changes) {
-    std::string owner = change.ref.Key();
-    txn.ClearOwner(owner);
-    if (change.op == PORTICO_CHANGE_DELETE) continue;
-    auto view = json::Parse(change.json, change.ref.Display());
-    if (!view.ok() || !view->IsObject()) {
-      txn.Nack(change.ref, "synced view is not a JSON object");
-      continue;
-    }
-    std::string service = json::GetString(*view, "serviceName");
-    if (service.empty()) continue;  // not part of any Service: nothing to route to
-    sdk::JsonWriter w;
-    w.BeginObject().Field("entry", "endpoints").Field("namespace", change.ref.ns);
-    w.Field("service", service).Field("slice", change.ref.name);
-    for (const char* key : {"addressType", "ports", "endpoints"}) {
-      if (const rapidjson::Value* v = json::Find(*view, key)) w.Key(key).Value(*v);
-    }
-    w.EndObject();
-    PORTICO_RETURN_IF_ERROR(txn.Put(owner, PORTICO_FORMAT_BACKEND,
-                                    "endpoints/" + change.ref.ns + "/" + change.ref.name,
-                                    w.Take()));
-  }
-  return OkStatus();
+  return sdk::StageEachView(
+      txn, changes, [&](const sdk::Change& change, const rapidjson::Document& view) -> Status {
+        std::string service = json::GetString(view, "serviceName");
+        if (service.empty()) return OkStatus();  // not part of any Service: nothing to route to
+        sdk::JsonWriter w;
+        w.BeginObject().Field("entry", "endpoints").Field("namespace", change.ref.ns);
+        w.Field("service", service).Field("slice", change.ref.name);
+        for (const char* key : {"addressType", "ports", "endpoints"}) {
+          if (const rapidjson::Value* v = json::Find(view, key)) w.Key(key).Value(*v);
+        }
+        w.EndObject();
+        return txn.Put(change.ref.Key(), PORTICO_FORMAT_BACKEND,
+                       "endpoints/" + change.ref.ns + "/" + change.ref.name, w.Take());
+      });
 }
 
 }  // namespace portico::plugins::service

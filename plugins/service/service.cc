@@ -179,28 +179,20 @@ Status ProcessService(const sdk::Object& obj, sdk::ProcessContext& ctx,
 }
 
 Status StageService(const sdk::Txn& txn, const std::vector<sdk::Change>& changes) {
-  for (const sdk::Change& change : changes) {
-    std::string owner = change.ref.Key();
-    txn.ClearOwner(owner);
-    if (change.op == PORTICO_CHANGE_DELETE) continue;
-    auto view = json::Parse(change.json, change.ref.Display());
-    if (!view.ok() || !view->IsObject()) {
-      txn.Nack(change.ref, "synced view is not a JSON object");
-      continue;
-    }
-    sdk::JsonWriter w;
-    w.BeginObject().Field("entry", "ports").Field("namespace", change.ref.ns);
-    w.Field("service", change.ref.name);
-    for (const char* key : {"type", "headless", "externalName", "ports"}) {
-      if (const rapidjson::Value* v = json::Find(*view, key)) {
-        w.Key(std::string_view(key) == "type" ? "serviceType" : key).Value(*v);
-      }
-    }
-    w.EndObject();
-    PORTICO_RETURN_IF_ERROR(txn.Put(owner, PORTICO_FORMAT_BACKEND,
-                                    "ports/" + change.ref.ns + "/" + change.ref.name, w.Take()));
-  }
-  return OkStatus();
+  return sdk::StageEachView(
+      txn, changes, [&](const sdk::Change& change, const rapidjson::Document& view) -> Status {
+        sdk::JsonWriter w;
+        w.BeginObject().Field("entry", "ports").Field("namespace", change.ref.ns);
+        w.Field("service", change.ref.name);
+        for (const char* key : {"type", "headless", "externalName", "ports"}) {
+          if (const rapidjson::Value* v = json::Find(view, key)) {
+            w.Key(std::string_view(key) == "type" ? "serviceType" : key).Value(*v);
+          }
+        }
+        w.EndObject();
+        return txn.Put(change.ref.Key(), PORTICO_FORMAT_BACKEND,
+                       "ports/" + change.ref.ns + "/" + change.ref.name, w.Take());
+      });
 }
 
 }  // namespace portico::plugins::service

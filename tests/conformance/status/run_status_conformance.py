@@ -140,15 +140,22 @@ def route_generation(route):
 def name_of(ref):
     return "%s %s/%s" % (ref["kind"], ref.get("namespace", ""), ref["name"])
 
-
-def eval_gateway_ready(check, admin):
-    gw = admin.get_object(check["gateway"])
-    if gw is None:
-        return FAIL, "%s not found" % name_of(check["gateway"])
+def fetch_checked(admin, ref, generation_check):
+    """Fetches `ref` and starts its Outcome with the generation check; (None, None) if absent."""
+    obj = admin.get_object(ref)
+    if obj is None:
+        return None, None
     out = Outcome()
-    stale = gateway_generation(gw)
+    stale = generation_check(obj)
     if stale:
         out.fail(stale)
+    return obj, out
+
+
+def eval_gateway_ready(check, admin):
+    gw, out = fetch_checked(admin, check["gateway"], gateway_generation)
+    if gw is None:
+        return FAIL, "%s not found" % name_of(check["gateway"])
     status = gw.get("status") or {}
     if check.get("requireAddress") and not status.get("addresses"):
         out.fail("status.addresses is empty", gateway_only=True)
@@ -191,13 +198,9 @@ def matching_parents(route, check):
 
 
 def eval_route_parent_condition(check, admin):
-    route = admin.get_object(check["route"])
+    route, out = fetch_checked(admin, check["route"], route_generation)
     if route is None:
         return FAIL, "%s not found" % name_of(check["route"])
-    out = Outcome()
-    stale = route_generation(route)
-    if stale:
-        out.fail(stale)
     entries = matching_parents(route, check)
     want = check["condition"]
     if not entries:
@@ -213,13 +216,9 @@ def eval_route_parent_condition(check, admin):
 
 
 def eval_route_no_accepted_parents(check, admin):
-    route = admin.get_object(check["route"])
+    route, out = fetch_checked(admin, check["route"], route_generation)
     if route is None:
         return FAIL, "%s not found" % name_of(check["route"])
-    out = Outcome()
-    stale = route_generation(route)
-    if stale:
-        out.fail(stale)
     parents = (route.get("status") or {}).get("parents") or []
     if parents:
         accepted_false = {"type": "Accepted", "status": "False", "reason": None}
@@ -230,13 +229,9 @@ def eval_route_no_accepted_parents(check, admin):
 
 
 def eval_gateway_listeners_status(check, admin):
-    gw = admin.get_object(check["gateway"])
+    gw, out = fetch_checked(admin, check["gateway"], gateway_generation)
     if gw is None:
         return FAIL, "%s not found" % name_of(check["gateway"])
-    out = Outcome()
-    stale = gateway_generation(gw)
-    if stale:
-        out.fail(stale)
     listeners = (gw.get("status") or {}).get("listeners") or []
     if len(listeners) != len(check["listeners"]):
         out.fail("status.listeners has %d entries, want %d" % (len(listeners),
@@ -270,13 +265,9 @@ def eval_gateway_listeners_status(check, admin):
 
 
 def eval_gateway_zero_attached_routes(check, admin):
-    gw = admin.get_object(check["gateway"])
+    gw, out = fetch_checked(admin, check["gateway"], gateway_generation)
     if gw is None:
         return FAIL, "%s not found" % name_of(check["gateway"])
-    out = Outcome()
-    stale = gateway_generation(gw)
-    if stale:
-        out.fail(stale)
     listeners = (gw.get("status") or {}).get("listeners") or []
     if listeners and (len(listeners) != 1 or listeners[0].get("attachedRoutes") != 0):
         out.fail("status.listeners is neither empty nor one entry with attachedRoutes 0: %s" %

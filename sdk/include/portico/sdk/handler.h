@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "portico/sdk/json.h"
 #include "portico/sdk/status.h"
 #include "portico/sdk/types.h"
 
@@ -35,7 +36,8 @@ class Txn {
              std::string_view json) const {
     if (raw_->put == nullptr) return UnimplementedError("host has no txn.put");
     StringSink error;
-    portico_code code = raw_->put(raw_->host, Str(owner), Str(format), Str(id), Str(json), error.sink());
+    portico_code code =
+        raw_->put(raw_->host, Str(owner), Str(format), Str(id), Str(json), error.sink());
     if (code == PORTICO_OK) return OkStatus();
     return Status(static_cast<StatusCode>(code), error.take());
   }
@@ -66,6 +68,25 @@ class Txn {
 
 // StageFn translates a kind's changes of one batch into contributions.
 using StageFn = std::function<Status(const Txn&, const std::vector<Change>&)>;
+
+// StageEachView is the idempotent staging loop most handlers want: for every change it drops
+// what the object contributed before (ClearOwner); on an upsert it parses the synced view (a view
+// that is not a JSON object nacks that object) and calls `fn(change, view)` to put the object's
+// contributions again under owner change.ref.Key(). An error from `fn` fails the batch.
+template <typename Fn>
+Status StageEachView(const Txn& txn, const std::vector<Change>& changes, Fn&& fn) {
+  for (const Change& change : changes) {
+    txn.ClearOwner(change.ref.Key());
+    if (change.op == PORTICO_CHANGE_DELETE) continue;
+    auto view = json::Parse(change.json, change.ref.Display());
+    if (!view.ok() || !view->IsObject()) {
+      txn.Nack(change.ref, "synced view is not a JSON object");
+      continue;
+    }
+    PORTICO_RETURN_IF_ERROR(fn(change, static_cast<const rapidjson::Document&>(*view)));
+  }
+  return OkStatus();
+}
 
 }  // namespace portico::sdk
 
