@@ -17,6 +17,16 @@ endfunction()
 # CTest, labelled "unit" (plus any LABELS) so the asan preset can run unit tests only.
 function(portico_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  # PORTICO_SKIP_INCOMPLETE_TESTS (developer option, default OFF): a test whose sources are not
+  # all written yet is skipped with a message instead of failing the configure step.
+  if(PORTICO_SKIP_INCOMPLETE_TESTS)
+    foreach(src IN LISTS ARG_SOURCES)
+      if(NOT IS_ABSOLUTE "${src}" AND NOT EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${src}")
+        message(WARNING "portico_test(${name}): ${src} does not exist yet; test skipped")
+        return()
+      endif()
+    endforeach()
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   portico_target_options(${name})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)

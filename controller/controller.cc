@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "controller/admin/apply_documents.h"
+#include "core/sync/inventory.h"
 
 namespace portico::controller {
 namespace {
@@ -26,6 +27,23 @@ Status Timeout(std::string what, std::chrono::milliseconds timeout) {
 }
 
 }  // namespace
+
+class Controller::SyncBridge final : public sync::SyncHost, public sync::SyncFeedbackSink {
+ public:
+  explicit SyncBridge(Controller* controller) : controller_(controller) {}
+  bool Ready() const override { return controller_->Ready(); }
+  bool Settled() const override { return controller_->reconciler_->Idle(); }
+  std::string ServerId() const override {
+    std::lock_guard lock(controller_->mu_);
+    return controller_->server_id_;
+  }
+  void SetSyncFeedback(const core::StoreKey& key, std::optional<SyncFeedback> feedback) override {
+    controller_->SetSyncFeedback(key, std::move(feedback));
+  }
+
+ private:
+  Controller* controller_;
+};
 
 std::string NewServerId() {
   std::random_device device;
@@ -53,7 +71,14 @@ StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions optio
                            ObjectValidator::Create(c->plugins_->registry));
   c->validator_ = std::make_unique<ObjectValidator>(std::move(validator));
   c->synced_ = std::make_unique<core::ObjectStore>();
+  c->links_ = std::make_unique<core::SyncLinks>();
   ReconcilerOptions reconciler_options;
+  reconciler_options.links = c->links_.get();
+  // A settled store is a consistent world: let ConfigSync streams cut their batch right away.
+  Controller* self = c.get();
+  reconciler_options.on_idle = [self] {
+    if (self->sync_server_) self->sync_server_->Poke();
+  };
   reconciler_options.workers = c->options_.workers;
   c->reconciler_ =
       std::make_unique<Reconciler>(*c->plugins_, *c->validator_, *c->synced_, reconciler_options);
@@ -63,6 +88,22 @@ StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions optio
   center_options.identifier = c->reconciler_->Identifier();
   c->center_ = std::make_unique<FileConfigCenter>(std::move(center_options));
   c->server_id_ = NewServerId();
+  if (c->options_.sync) {
+    const ControllerSyncOptions& s = *c->options_.sync;
+    sync::SyncServerOptions sync_options;
+    sync_options.address = s.address;
+    sync_options.port = s.port;
+    PORTICO_ASSIGN_OR_RETURN(sync_options.credentials, core::MakeServerCredentials(s.security));
+    sync_options.secure = s.security.enabled;
+    sync_options.version = c->options_.version;
+    sync_options.inventory = core::BuildInventory(*c->plugins_);
+    sync_options.policies = sync::SyncPolicies::FromRegistry(c->plugins_->registry);
+    c->sync_bridge_ = std::make_unique<SyncBridge>(c.get());
+    c->sync_server_ = std::make_unique<sync::SyncServer>(
+        std::move(sync_options),
+        sync::SyncServerDeps{c->synced_.get(), c->links_.get(), c->sync_bridge_.get(),
+                             c->sync_bridge_.get()});
+  }
   size_t accepted = 0;
   for (const core::PluginRecord& r : c->plugins_->plugins) accepted += r.ok() ? 1 : 0;
   spdlog::info("controller: {} plugins loaded, {} refused, {} kinds from {}", accepted,
@@ -80,8 +121,15 @@ Status Controller::Start() {
     server_id_ = NewServerId();
   }
   PORTICO_RETURN_IF_ERROR(reconciler_->Start());
+  if (sync_server_) {
+    if (Status serving = sync_server_->Start(); !serving.ok()) {
+      reconciler_->Stop();
+      return serving;
+    }
+  }
   Status started = center_->Start(this);
   if (!started.ok()) {
+    if (sync_server_) sync_server_->Stop();
     reconciler_->Stop();
     return started;
   }
@@ -95,6 +143,7 @@ void Controller::Stop() {
     if (!started_ || stopped_) return;
     stopped_ = true;
   }
+  if (sync_server_) sync_server_->Stop();  // it reads the store and writes feedback
   center_->Stop();
   reconciler_->Stop();
   delivered_cv_.notify_all();
@@ -165,6 +214,7 @@ admin::ControllerStats Controller::Stats() const {
     ++(r.ok() ? stats.plugins_loaded : stats.plugins_refused);
   }
   stats.config_errors = center_->Errors().size();
+  if (sync_server_) stats.sync = sync_server_->Stats();
   std::lock_guard lock(mu_);
   stats.reloads = reloads_;
   return stats;
@@ -248,12 +298,26 @@ Status Controller::Delete(const sdk::ObjectRef& ref, bool wait) {
 
 Status Controller::Reload() {
   PORTICO_RETURN_IF_ERROR(center_->Resync());
-  std::lock_guard lock(mu_);
-  server_id_ = NewServerId();
-  ++reloads_;
-  spdlog::info("controller: reloaded {} (server id {})", center_->Describe(), server_id_);
+  {
+    std::lock_guard lock(mu_);
+    server_id_ = NewServerId();
+    ++reloads_;
+    spdlog::info("controller: reloaded {} (server id {})", center_->Describe(), server_id_);
+  }
+  if (sync_server_) sync_server_->Poke();  // every gateway gets a snapshot of the new world
   return OkStatus();
 }
+
+std::vector<sync::ConnectedGateway> Controller::Gateways() const {
+  return sync_server_ ? sync_server_->Gateways() : std::vector<sync::ConnectedGateway>{};
+}
+
+std::optional<std::map<std::string, std::string>> Controller::GatewaySynced(
+    std::string_view name) const {
+  return sync_server_ ? sync_server_->GatewaySynced(name) : std::nullopt;
+}
+
+uint16_t Controller::SyncPort() const { return sync_server_ ? sync_server_->port() : 0; }
 
 StatusOr<size_t> Controller::WipeAll() {
   if (!options_.testing) return NotFoundError("wipe-all is served only with --testing");

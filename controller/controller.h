@@ -1,12 +1,16 @@
 // controller.h: Controller, portico-controller's pieces wired together (DESIGN.md §6): the
 // plugin set (core::LoadPluginDir), the ObjectValidator, the synced ObjectStore, the Reconciler
-// and the FileConfigCenter feeding it (its ObjectIdentifier is the reconciler's). It is the
-// admin API's backend (admin_backend.h).
+// and the FileConfigCenter feeding it (its ObjectIdentifier is the reconciler's), and, when
+// options.sync is set, the ConfigSync server streaming the synced store to gateways
+// (controller/sync) whose acks come back as feedback into objects' status. It is the admin API's
+// backend (admin_backend.h).
 //
-// Life: Create() loads plugins and builds everything; Start() starts the reconciler, then the
+// Life: Create() loads plugins and builds everything; Start() starts the reconciler, the
+// ConfigSync server (gateways may connect at once; nothing is sent before Ready()), then the
 // center, which delivers the initial batch; the reconciler processes it in `reads` order and
-// Ready() turns true once it drained. Stop() stops the center, then the reconciler.
-// server_id is a new random 16-hex-digit id at every start and reload.
+// Ready() turns true once it drained. Stop() stops ConfigSync, the center, then the reconciler.
+// server_id is a new random 16-hex-digit id at every start and reload; a new one makes every
+// gateway receive a snapshot.
 //
 // Between the center and the reconciler the Controller sees every change batch and keeps, per
 // object at the source, a fingerprint of its document and the batch that delivered it. That is
@@ -37,11 +41,21 @@
 #include "controller/center/file_config_center.h"
 #include "controller/reconcile/object_validator.h"
 #include "controller/reconcile/reconciler.h"
+#include "controller/sync/sync_server.h"
 #include "core/plugin/plugin_loader.h"
 #include "core/store/object_store.h"
+#include "core/sync/sync_links.h"
+#include "core/sync/sync_security.h"
 #include "portico/sdk/status.h"
 
 namespace portico::controller {
+
+// ControllerSyncOptions: the ConfigSync server for gateways (controller/sync/sync_server.h).
+struct ControllerSyncOptions {
+  std::string address;          // "": 0.0.0.0 with mutual TLS, else 127.0.0.1
+  uint16_t port = 5810;         // 0: any free port (Controller::SyncPort())
+  core::SyncSecurity security;  // conf_sync_security; disabled: plaintext
+};
 
 struct ControllerOptions {
   std::filesystem::path config_dir;
@@ -52,6 +66,8 @@ struct ControllerOptions {
   std::string version;   // shown by /api/v1/info
   // How long Apply/Delete with `wait` and WipeAll wait for the controller to catch up.
   std::chrono::milliseconds wait_timeout = std::chrono::seconds(30);
+  // ConfigSync; nullopt: not served (tests of the pipeline alone).
+  std::optional<ControllerSyncOptions> sync;
 };
 
 class Controller final : public admin::AdminBackend, private ConfigListener {
@@ -80,6 +96,20 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
   std::vector<ConfigError> Errors() const override;
   Status Reload() override;
   StatusOr<size_t> WipeAll() override;
+  std::vector<sync::ConnectedGateway> Gateways() const override;
+  std::optional<std::map<std::string, std::string>> GatewaySynced(
+      std::string_view name) const override;
+
+  // SyncPort is the ConfigSync port once started (0 when ConfigSync is not served).
+  uint16_t SyncPort() const;
+
+  // ---- ConfigSync (controller/sync)
+  const core::ObjectStore& Synced() const { return *synced_; }
+  const core::SyncLinks& Links() const { return *links_; }
+  // SetSyncFeedback forwards gateways' acks and nacks to the object's status (sync_feedback.h).
+  void SetSyncFeedback(const core::StoreKey& key, std::optional<SyncFeedback> feedback) {
+    reconciler_->SetSyncFeedback(key, std::move(feedback));
+  }
 
  private:
   // Delivered is what the source last delivered for one object.
@@ -87,6 +117,9 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
     uint64_t hash = 0;   // admin::ContentHash of the document
     uint64_t batch = 0;  // the delivery counter when it arrived
   };
+
+  // SyncBridge is the ConfigSync server's view of the controller (SyncHost, SyncFeedbackSink).
+  class SyncBridge;
 
   explicit Controller(ControllerOptions options);
 
@@ -103,8 +136,11 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
   std::unique_ptr<core::PluginSet> plugins_;  // stable address: the validator points into it
   std::unique_ptr<ObjectValidator> validator_;
   std::unique_ptr<core::ObjectStore> synced_;
+  std::unique_ptr<core::SyncLinks> links_;  // sync scope, set by processors (sync_links.h)
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<FileConfigCenter> center_;
+  std::unique_ptr<SyncBridge> sync_bridge_;
+  std::unique_ptr<sync::SyncServer> sync_server_;  // null when ConfigSync is not served
   int64_t started_unix_ms_ = 0;
 
   mutable std::mutex mu_;  // guards server_id_, started_, stopped_, reloads_

@@ -11,8 +11,12 @@
 #include <fstream>
 #include <thread>
 
+#include <grpcpp/grpcpp.h>
+
 #include "controller/center/config_files.h"
+#include "core/sync/inventory.h"
 #include "portico/sdk/json.h"
+#include "portico/sync/v1/sync.grpc.pb.h"
 
 namespace portico::controller {
 namespace {
@@ -73,8 +77,9 @@ class ControllerTest : public ::testing::Test {
     fs::remove_all(dir_.parent_path());
   }
 
-  void StartController(bool testing = false) {
+  void StartController(bool testing = false, bool sync = false) {
     ControllerOptions options;
+    if (sync) options.sync = ControllerSyncOptions{"127.0.0.1", 0, {}};
     options.config_dir = dir_;
     options.plugin_dir = plugin_dir_;
     options.debounce = std::chrono::milliseconds(10);
@@ -221,6 +226,87 @@ TEST_F(ControllerTest, WipeAllDeletesEverything) {
   auto files = ListConfigFiles(dir_);
   ASSERT_TRUE(files.ok());
   EXPECT_TRUE(files->empty());
+}
+
+// ConfigSync wiring: a gateway (a gRPC client here) serving Gateway default/web receives the
+// processed objects attached to it, and its ack becomes the route's Programmed condition.
+TEST_F(ControllerTest, ConfigSyncServesGatewaysAndAcksBecomeProgrammed) {
+  namespace pb = portico::sync::v1;
+  std::ofstream(dir_ / "route.yaml") << kRoute;
+  StartController(/*testing=*/false, /*sync=*/true);
+  ASSERT_NE(controller_->SyncPort(), 0);
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(controller_->SyncPort()),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = pb::ConfigSync::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  auto stream = stub->Watch(&context);
+  pb::WatchRequest hello;
+  hello.mutable_hello()->set_client_id("test-client");
+  hello.mutable_hello()->set_name("edge");
+  pb::ObjectKey* served = hello.mutable_hello()->add_gateways();
+  served->set_group(kGatewayApi);
+  served->set_kind("Gateway");
+  served->set_namespace_("default");
+  served->set_name("web");
+  hello.mutable_hello()->add_addresses("192.0.2.10");
+  for (const pb::PluginInfo& p : core::BuildInventory(controller_->Plugins())) {
+    *hello.mutable_hello()->add_plugins() = p;
+  }
+  ASSERT_TRUE(stream->Write(hello));
+  std::set<std::string> keys;
+  uint64_t version = 0;
+  pb::WatchResponse m;
+  while (version == 0 && stream->Read(&m)) {
+    if (m.has_snapshot()) {
+      for (const auto& e : m.snapshot().events())
+        keys.insert(e.key().kind() + "/" + e.key().name());
+    }
+    if (m.has_snapshot_end()) {
+      version = m.snapshot_end().version();
+      EXPECT_EQ(m.snapshot_end().server_id(), controller_->Info().server_id);
+    }
+  }
+  ASSERT_NE(version, 0u);
+  EXPECT_TRUE(keys.contains("Gateway/web"));
+  EXPECT_TRUE(keys.contains("HTTPRoute/echo"));
+  EXPECT_TRUE(keys.contains("Service/echo"));
+  EXPECT_FALSE(keys.contains("GatewayClass/portico"));  // never synced
+  pb::WatchRequest ack;
+  ack.mutable_ack()->set_version(version);
+  ASSERT_TRUE(stream->Write(ack));
+
+  ASSERT_EQ(controller_->Gateways().size(), 1u);
+  EXPECT_EQ(controller_->Gateways()[0].name, "edge");
+  // The Gateway's Programmed placeholder (Unknown, "waiting for a gateway") takes the feedback,
+  // and its status.addresses the gateway's address.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::string programmed;
+  std::string address;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto gateway = Object(kGatewayApi, "Gateway", "default", "web");
+    ASSERT_TRUE(gateway.has_value());
+    const rapidjson::Value& status = (*gateway)["status"];
+    programmed.clear();
+    for (const auto& c : status["conditions"].GetArray()) {
+      if (json::GetString(c, "type") == "Programmed") {
+        programmed = json::GetString(c, "status") + " " + json::GetString(c, "message");
+      }
+    }
+    if (status.HasMember("addresses") && status["addresses"].IsArray() &&
+        !status["addresses"].Empty()) {
+      address = json::GetString(status["addresses"][0], "value");
+    }
+    if (programmed.starts_with("True") && !address.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a poll with a deadline
+  }
+  EXPECT_EQ(programmed, "True applied by gateway edge");
+  EXPECT_EQ(address, "192.0.2.10");
+  auto synced = controller_->GatewaySynced("edge");
+  ASSERT_TRUE(synced.has_value());
+  EXPECT_EQ(synced->size(), keys.size());
+  EXPECT_GE(controller_->Stats().sync.acks, 1u);
+  context.TryCancel();
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // portico-controller: reads Gateway API resources from a watched directory, validates and
-// resolves them through per-kind plugins, and serves objects with their status on the admin
-// API (and, with the ConfigSync issue, to gateways).
+// resolves them through per-kind plugins, serves objects with their status on the admin API and
+// streams the processed configuration to gateways over ConfigSync (gRPC, port 5810).
 //
 //   portico-controller --config-dir DIR               serve (admin API on 127.0.0.1:5800)
 //   portico-controller --config portico-controller.toml [flags]
@@ -18,11 +18,11 @@
 #include <string>
 
 #include "controller/admin/admin_router.h"
-#include "controller/admin/admin_server.h"
 #include "controller/center/config_files.h"
 #include "controller/config/config_flags.h"
 #include "controller/controller.h"
 #include "controller/reconcile/object_validator.h"
+#include "core/admin/admin_server.h"
 #include "core/plugin/default_plugin_dir.h"
 #include "core/plugin/plugin_loader.h"
 
@@ -137,6 +137,11 @@ int main(int argc, char** argv) {
   options.workers = config->workers;
   options.testing = config->testing;
   options.version = PORTICO_VERSION;
+  portico::controller::ControllerSyncOptions sync_options;
+  sync_options.address = config->sync_address;
+  sync_options.port = config->sync_port;
+  sync_options.security = config->sync_security;
+  options.sync = sync_options;
   auto controller = portico::controller::Controller::Create(options);
   if (!controller.ok()) {
     spdlog::critical("{}", controller.status().message());
@@ -144,11 +149,11 @@ int main(int argc, char** argv) {
   }
 
   portico::controller::admin::AdminRouter router(controller->get());
-  portico::controller::admin::AdminServerOptions server_options;
+  portico::core::admin::AdminServerOptions server_options;
   server_options.address = config->admin_address;
   server_options.port = config->admin_port;
-  portico::controller::admin::AdminServer server(
-      server_options, [&router](const portico::controller::admin::AdminRequest& request) {
+  portico::core::admin::AdminServer server(
+      server_options, [&router](const portico::core::admin::AdminRequest& request) {
         return router.Handle(request);
       });
   if (Status listening = server.Start(); !listening.ok()) {
@@ -167,6 +172,15 @@ int main(int argc, char** argv) {
     spdlog::critical("{}", started.message());
     server.Stop();
     return 1;
+  }
+  if (!config->sync_port_file.empty()) {
+    if (Status written = WritePortFile(config->sync_port_file, (*controller)->SyncPort());
+        !written.ok()) {
+      spdlog::critical("{}", written.message());
+      server.Stop();
+      (*controller)->Stop();
+      return 1;
+    }
   }
 
   while (true) {

@@ -1,43 +1,201 @@
-// portico-gateway: receives processed configuration from portico-controller over ConfigSync and
-// serves HTTP(S) (ConfigSync and data-plane issues).
+// portico-gateway: holds the controller's processed configuration for the Gateways it serves,
+// received over ConfigSync (DESIGN.md §5, §7); the data plane serving HTTP(S) from it arrives with
+// the data-plane issue.
 //
-// Today: loads the plugin directory through the C ABI and prints the inventory it will announce
-// to the controller (kinds with a gateway handler); --check exits after that.
+//   portico-gateway [--config portico-gateway.toml] [flags]   sync and serve the admin API
+//   portico-gateway --check                                   print the inventory and exit
+//
+// Start-up: settings (gateway/config/) -> plugins -> GatewayRuntime -> the snapshot file, if
+// any, applied before connecting (ready "from snapshot" when no controller is reachable) -> admin
+// API (127.0.0.1:5900) -> the ConfigSync client. SIGINT/SIGTERM: stop the client, write the
+// snapshot file, exit 0.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <memory>
 #include <string>
 
+#include "core/admin/admin_server.h"
 #include "core/plugin/default_plugin_dir.h"
 #include "core/plugin/plugin_loader.h"
+#include "core/runtime/gateway_runtime.h"
 #include "core/sync/inventory.h"
+#include "gateway/admin/gateway_admin.h"
+#include "gateway/config/config_flags.h"
+#include "gateway/sync/snapshot_file.h"
+#include "gateway/sync/sync_client.h"
 
-int main(int argc, char** argv) {
-  CLI::App app{"portico-gateway: serves HTTP(S) from the controller's configuration"};
-  std::string plugin_dir = portico::core::DefaultPluginDir();
-  bool check = false;
-  app.add_option("--plugin-dir", plugin_dir, "Directory of plugin .so files")
-      ->capture_default_str();
-  app.add_flag("--check", check, "Load plugins, print the inventory and exit");
-  CLI11_PARSE(app, argc, argv);
+namespace {
 
-  auto loaded = portico::core::LoadPluginDir(plugin_dir);
-  if (!loaded.ok()) {
-    std::fprintf(stderr, "error: %s\n", loaded.status().message().c_str());
-    return 1;
-  }
+namespace fs = std::filesystem;
+using portico::Status;
+
+// PrintInventory is --check: the kinds this gateway announces, and which it cannot stage.
+int PrintInventory(const portico::core::PluginSet& plugins) {
   std::printf("inventory:\n");
-  for (const auto& plugin : portico::core::BuildInventory(*loaded)) {
+  for (const auto& plugin : portico::core::BuildInventory(plugins)) {
     for (const auto& kind : plugin.kinds()) {
       bool handler = (kind.capabilities() & PORTICO_CAP_HANDLER) != 0;
       std::string id = kind.kind() + (kind.group().empty() ? "" : "." + kind.group());
       std::printf("  %s %s\n", id.c_str(), handler ? "handler" : "(no handler: not synced here)");
     }
   }
-  if (!check) {
-    std::fprintf(stderr,
-                 "portico-gateway: serving arrives with the ConfigSync and data-plane "
-                 "issues; use --check\n");
+  return plugins.RefusalLines().empty() ? 0 : 1;
+}
+
+// WritePortFile writes `port` to `path` atomically (temp file + rename).
+Status WritePortFile(const std::string& path, uint16_t port) {
+  std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << port << '\n';
+    if (!out) return portico::UnavailableError("cannot write " + temp);
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) return portico::UnavailableError("cannot rename " + temp + ": " + ec.message());
+  return portico::OkStatus();
+}
+
+int64_t NowUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"portico-gateway: serves HTTP(S) from the controller's configuration"};
+  app.set_version_flag("--version", PORTICO_VERSION);
+  portico::gateway::ConfigFlags flags;
+  portico::gateway::AddConfigFlags(app, &flags);
+  CLI11_PARSE(app, argc, argv);
+
+  auto config = portico::gateway::ResolveConfig(flags);
+  if (!config.ok()) {
+    std::fprintf(stderr, "error: %s\n", config.status().message().c_str());
     return 2;
   }
-  return loaded->RefusalLines().empty() ? 0 : 1;
+  spdlog::set_level(spdlog::level::from_str(config->log_level));
+  int64_t started_unix_ms = NowUnixMs();
+  std::string plugin_dir =
+      config->plugin_dir.empty() ? portico::core::DefaultPluginDir() : config->plugin_dir;
+  auto plugins = portico::core::LoadPluginDir(plugin_dir);
+  if (!plugins.ok()) {
+    std::fprintf(stderr, "error: %s\n", plugins.status().message().c_str());
+    return 1;
+  }
+  if (flags.check) return PrintInventory(*plugins);
+
+  // Signals are taken synchronously by this thread; every thread started later inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  portico::core::GatewayRuntime runtime(*plugins, /*consumer=*/nullptr);
+
+  // The sync thread marks the snapshot file dirty through this pointer (set before it starts).
+  std::atomic<portico::gateway::SnapshotWriter*> snapshot_writer{nullptr};
+  portico::gateway::SyncClientOptions sync_options;
+  sync_options.controller = config->controller;
+  sync_options.name = config->name;
+  sync_options.gateways = config->ServedGateways();
+  sync_options.gateway_class = config->gateway_class;
+  sync_options.addresses = config->addresses;
+  sync_options.inventory = portico::core::BuildInventory(*plugins);
+  sync_options.security = config->sync_security;
+  sync_options.on_applied = [&snapshot_writer] {
+    if (auto* writer = snapshot_writer.load()) writer->MarkDirty();
+  };
+  if (sync_options.gateways.empty() && sync_options.gateway_class.empty()) {
+    spdlog::warn(
+        "no Gateways to serve: set serve.gateways or serve.gateway_class "
+        "(--gateway NS/NAME, --gateway-class CLASS)");
+  }
+  portico::gateway::SyncClient client(sync_options, &runtime);
+
+  // Declared after the client, so destroyed (and finally written) while the client still lives.
+  std::unique_ptr<portico::gateway::SnapshotWriter> writer;
+  if (!config->snapshot_path.empty()) {
+    auto state = portico::gateway::ReadSnapshotFile(config->snapshot_path);
+    if (state.ok()) {
+      auto nacks = client.RestoreSnapshot(*state);
+      spdlog::info(
+          "serving {} objects from snapshot file {} (version {} of server {}; {} refused) until "
+          "the controller answers",
+          state->objects.size(), config->snapshot_path, state->version, state->server_id,
+          nacks.size());
+    } else if (state.status().code() == portico::StatusCode::kNotFound) {
+      spdlog::info("no snapshot file at {} yet: waiting for the controller", config->snapshot_path);
+    } else {
+      spdlog::error("ignoring the snapshot file: {}", state.status().message());
+    }
+    writer = std::make_unique<portico::gateway::SnapshotWriter>(
+        config->snapshot_path, [&client] { return client.Capture(); });
+    snapshot_writer = writer.get();
+  }
+
+  portico::gateway::GatewayAdminInfo info;
+  info.name = config->name;
+  info.version = PORTICO_VERSION;
+  for (const auto& ref : sync_options.gateways) info.gateways.push_back(ref.ToString());
+  info.gateway_class = config->gateway_class;
+  info.addresses = config->addresses;
+  info.snapshot_path = config->snapshot_path;
+  info.started_unix_ms = started_unix_ms;
+  portico::gateway::GatewayAdminRouter router(info, &*plugins, &runtime,
+                                              [&client] { return client.GetStatus(); });
+  portico::core::admin::AdminServerOptions server_options;
+  server_options.address = config->admin_address;
+  server_options.port = config->admin_port;
+  server_options.server_name = "portico-gateway";
+  portico::core::admin::AdminServer server(
+      server_options, [&router](const portico::core::admin::AdminRequest& request) {
+        return router.Handle(request);
+      });
+  if (Status listening = server.Start(); !listening.ok()) {
+    spdlog::critical("{}", listening.message());
+    return 1;
+  }
+  spdlog::info("gateway \"{}\": admin API listening on http://{}", config->name, server.Endpoint());
+  if (!config->admin_port_file.empty()) {
+    if (Status written = WritePortFile(config->admin_port_file, server.port()); !written.ok()) {
+      spdlog::critical("{}", written.message());
+      return 1;
+    }
+  }
+  if (Status started = client.Start(); !started.ok()) {
+    spdlog::critical("ConfigSync: {}", started.message());
+    server.Stop();
+    return 1;
+  }
+
+  while (true) {
+    int signal = 0;
+    if (sigwait(&signals, &signal) != 0) continue;
+    if (signal == SIGHUP) {
+      spdlog::info("SIGHUP: nothing to reload (restart to change settings)");
+      continue;
+    }
+    spdlog::info("signal {}: shutting down", signal);
+    break;
+  }
+  client.Stop();
+  if (writer != nullptr) {
+    writer->Stop();
+    if (writer->Writes() > 0 && !writer->LastStatus().ok()) {
+      spdlog::error("last snapshot write failed: {}", writer->LastStatus().message());
+    }
+  }
+  server.Stop();
+  return 0;
 }

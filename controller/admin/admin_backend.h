@@ -18,6 +18,7 @@
 
 #include "controller/center/config_center.h"
 #include "controller/reconcile/reconciler.h"
+#include "controller/sync/connected_gateway.h"
 #include "core/plugin/plugin_loader.h"
 #include "portico/sdk/status.h"
 #include "portico/sdk/types.h"
@@ -44,6 +45,7 @@ struct ControllerStats {
   size_t plugins_refused = 0;
   size_t config_errors = 0;  // ConfigCenter::Errors().size()
   uint64_t reloads = 0;
+  sync::SyncStats sync;  // ConfigSync (all zero when it is not served)
 };
 
 // AppliedObject is one object of an apply request, as the response reports it (identity only:
@@ -88,6 +90,15 @@ class AdminBackend {
   // WipeAll deletes every object through the source, in reverse `reads` order, and waits until
   // the controller holds none; returns how many were deleted. Only served with --testing.
   virtual StatusOr<size_t> WipeAll() = 0;
+
+  // Gateways: the gateways connected over ConfigSync (none when it is not served).
+  virtual std::vector<sync::ConnectedGateway> Gateways() const { return {}; }
+  // GatewaySynced: key ("group/kind/namespace/name") -> hash the controller believes gateway
+  // `name` (or client id) holds; nullopt when no such gateway is connected.
+  virtual std::optional<std::map<std::string, std::string>> GatewaySynced(
+      std::string_view name) const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace portico::controller::admin

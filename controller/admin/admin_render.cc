@@ -6,7 +6,9 @@
 #include <ctime>
 
 #include "controller/ctl/plugin_json.h"
+#include "core/plugin/kind_id.h"
 #include "core/plugin/manifest.h"
+#include "core/store/store_key.h"
 
 namespace portico::controller::admin {
 namespace {
@@ -123,6 +125,117 @@ std::string RenderInfo(const ServerInfo& info, const ControllerStats& stats, int
   w.Uint64(stats.config_errors);
   w.Key("reloads");
   w.Uint64(stats.reloads);
+  w.Key("connectedGateways");
+  w.Uint64(stats.sync.connected);
+  w.EndObject();
+  return Done(buffer);
+}
+
+std::string RenderGateways(const std::vector<sync::ConnectedGateway>& gateways) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("items");
+  w.StartArray();
+  for (const sync::ConnectedGateway& g : gateways) {
+    w.StartObject();
+    w.Key("name");
+    String(w, g.name);
+    w.Key("clientId");
+    String(w, g.client_id);
+    w.Key("peer");
+    String(w, g.peer);
+    Strings(w, "gateways", g.gateways);
+    w.Key("gatewayClass");
+    String(w, g.gateway_class);
+    Strings(w, "addresses", g.addresses);
+    w.Key("state");
+    String(w, g.state);
+    w.Key("ackedVersion");
+    w.Uint64(g.acked_version);
+    w.Key("sentVersion");
+    w.Uint64(g.sent_version);
+    w.Key("head");
+    w.Uint64(g.head);
+    w.Key("lag");
+    w.Uint64(g.lag);
+    w.Key("connectedUnixMs");
+    w.Int64(g.connected_unix_ms);
+    w.Key("connected");
+    String(w, FormatRfc3339(g.connected_unix_ms));
+    w.Key("syncedObjects");
+    w.Uint64(g.synced_objects);
+    w.Key("inventory");
+    w.StartArray();
+    for (const auto& [name, version] : g.plugins) {
+      w.StartObject();
+      w.Key("name");
+      String(w, name);
+      w.Key("version");
+      String(w, version);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("nacks");
+    w.StartArray();
+    for (const sync::GatewayNack& n : g.nacks) {
+      w.StartObject();
+      w.Key("key");
+      String(w, n.key);
+      w.Key("hash");
+      String(w, n.hash);
+      w.Key("reason");
+      String(w, n.reason);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return Done(buffer);
+}
+
+std::string RenderGatewaySynced(std::string_view name,
+                                const std::map<std::string, std::string>& synced) {
+  // Keys are StoreKey::ToString(): "group/kind/namespace/name" (group and namespace may be "").
+  std::map<std::string, std::map<std::string, std::string>> kinds;
+  for (const auto& [key, hash] : synced) {
+    StatusOr<core::StoreKey> parsed = core::StoreKey::Parse(key);
+    if (!parsed.ok()) continue;
+    std::string object = parsed->ns.empty() ? parsed->name : parsed->ns + "/" + parsed->name;
+    kinds[core::KindId{parsed->group, parsed->kind}.ToString()][object] = hash;
+  }
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("name");
+  String(w, name);
+  w.Key("total");
+  w.Uint64(synced.size());
+  w.Key("objects");
+  w.StartArray();
+  for (const auto& [key, hash] : synced) {
+    w.StartObject();
+    w.Key("key");
+    String(w, key);
+    w.Key("hash");
+    String(w, hash);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("kinds");
+  w.StartObject();
+  for (const auto& [kind, objects] : kinds) {
+    String(w, kind);
+    w.StartObject();
+    for (const auto& [object, hash] : objects) {
+      String(w, object);
+      String(w, hash);
+    }
+    w.EndObject();
+  }
+  w.EndObject();
   w.EndObject();
   return Done(buffer);
 }

@@ -9,7 +9,9 @@
 #ifndef PORTICO_CONTROLLER_ADMIN_ADMIN_RENDER_H_
 #define PORTICO_CONTROLLER_ADMIN_ADMIN_RENDER_H_
 
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "controller/admin/admin_backend.h"
@@ -32,6 +34,18 @@ std::string RenderErrors(const std::vector<ConfigError>& errors);
 // RenderApplied: POST /api/v1/apply, {"items": [{"apiVersion", "kind", "group", "plural",
 // "namespace", "name", "result"}]}.
 std::string RenderApplied(const std::vector<AppliedObject>& applied);
+
+// RenderGateways: GET /api/v1/gateways, {"items": [{"name", "clientId", "peer", "gateways",
+// "gatewayClass", "addresses", "state", "ackedVersion", "sentVersion", "head", "lag",
+// "connectedUnixMs", "connected", "syncedObjects", "inventory": [{"name", "version"}],
+// "nacks": [{"key", "hash", "reason"}]}]}.
+std::string RenderGateways(const std::vector<sync::ConnectedGateway>& gateways);
+// RenderGatewaySynced: GET /api/v1/gateways/NAME/synced, what the controller believes the
+// gateway holds: {"name", "total", "objects": [{"key": "group/kind/ns/name", "hash"}],
+// "kinds": {"Kind.group": {"ns/name": hash}}} (the second form is the gateway's own
+// /api/v1/synced shape, for `portico-ctl diff`).
+std::string RenderGatewaySynced(std::string_view name,
+                                const std::map<std::string, std::string>& synced);
 
 // RenderDeleted: DELETE /api/v1/objects/..., {"deleted": {"kind", "group", "plural",
 // "namespace", "name"}}.

@@ -1,6 +1,8 @@
 #include "controller/admin/admin_router.h"
 
 #include <chrono>
+#include <map>
+#include <optional>
 #include <string_view>
 
 #include "controller/admin/admin_render.h"
@@ -10,6 +12,7 @@ namespace portico::controller::admin {
 namespace {
 
 constexpr std::string_view kObjectsPrefix = "/api/v1/objects/";
+constexpr std::string_view kGatewaysPrefix = "/api/v1/gateways/";
 
 // SplitPath splits "/a/b/c" into {"a", "b", "c"}, ignoring one trailing '/'.
 std::vector<std::string> SplitPath(std::string_view path) {
@@ -119,6 +122,18 @@ AdminResponse AdminRouter::Handle(const AdminRequest& request) const {
     StatusOr<size_t> wiped = backend_->WipeAll();
     if (!wiped.ok()) return ErrorFor(wiped.status());
     return Ok("{\"deleted\":" + std::to_string(*wiped) + "}");
+  }
+  if (path == "/api/v1/gateways") {
+    return get ? Ok(RenderGateways(backend_->Gateways())) : MethodNotAllowed(request, "GET");
+  }
+  if (path.starts_with(kGatewaysPrefix)) {
+    std::vector<std::string> parts = SplitPath(path.substr(kGatewaysPrefix.size()));
+    if (parts.size() == 2 && parts[1] == "synced") {
+      if (!get) return MethodNotAllowed(request, "GET");
+      std::optional<std::map<std::string, std::string>> synced = backend_->GatewaySynced(parts[0]);
+      if (!synced) return ErrorResponse(404, "no gateway named \"" + parts[0] + "\" is connected");
+      return Ok(RenderGatewaySynced(parts[0], *synced));
+    }
   }
   if (path.starts_with(kObjectsPrefix)) {
     std::vector<std::string> parts = SplitPath(path.substr(kObjectsPrefix.size()));

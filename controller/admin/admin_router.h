@@ -14,6 +14,8 @@
 //   POST   /api/v1/apply                 YAML/JSON documents; ?wait=true
 //   GET    /api/v1/errors                config source errors
 //   POST   /api/v1/reload                re-read the source
+//   GET    /api/v1/gateways              gateways connected over ConfigSync
+//   GET    /api/v1/gateways/NAME/synced  key -> hash the controller believes NAME holds
 //   GET    /metrics                      Prometheus text
 //   POST   /api/v1/admin/wipe-all        only with `testing` (else 404)
 //
@@ -28,9 +30,19 @@
 #include <vector>
 
 #include "controller/admin/admin_backend.h"
-#include "controller/admin/admin_http.h"
+#include "core/admin/admin_http.h"
 
 namespace portico::controller::admin {
+
+// The HTTP exchange types and helpers live in core/admin (shared with the gateway).
+using core::admin::AdminRequest;
+using core::admin::AdminResponse;
+using core::admin::ErrorFor;
+using core::admin::ErrorResponse;
+using core::admin::HttpStatusFor;
+using core::admin::JsonResponse;
+using core::admin::ParseTarget;
+using core::admin::ReasonFor;
 
 class AdminRouter {
  public:

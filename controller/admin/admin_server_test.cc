@@ -1,6 +1,6 @@
 // admin_server_test.cc: the admin API over a real socket, on a FakeBackend: routing, status codes,
 // JSON shapes, limits and HTTP framing.
-#include "controller/admin/admin_server.h"
+#include "core/admin/admin_server.h"
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
@@ -28,10 +28,10 @@ class AdminServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     router_ = std::make_unique<AdminRouter>(&backend_, [] { return int64_t{1'700'000'060'000}; });
-    AdminServerOptions options;
+    core::admin::AdminServerOptions options;
     options.port = 0;
     options.max_body_bytes = kBodyLimit;
-    server_ = std::make_unique<AdminServer>(
+    server_ = std::make_unique<core::admin::AdminServer>(
         options, [this](const AdminRequest& r) { return router_->Handle(r); });
     ASSERT_TRUE(server_->Start().ok());
     ASSERT_NE(server_->port(), 0);
@@ -97,7 +97,7 @@ spec: {controllerName: portico.io/gateway-controller}
 
   FakeBackend backend_;
   std::unique_ptr<AdminRouter> router_;
-  std::unique_ptr<AdminServer> server_;
+  std::unique_ptr<core::admin::AdminServer> server_;
   std::unique_ptr<ctl::HttpClient> client_;
 };
 
@@ -274,6 +274,58 @@ TEST_F(AdminServerTest, MetricsArePrometheusText) {
   EXPECT_THAT(metrics.body, HasSubstr("# TYPE portico_controller_objects gauge\n"));
 }
 
+TEST_F(AdminServerTest, ConnectedGatewaysAndWhatTheyHold) {
+  rapidjson::Document none = Json(Call("GET", "/api/v1/gateways"));
+  ASSERT_TRUE(none["items"].IsArray());
+  EXPECT_EQ(none["items"].Size(), 0u);
+  sync::ConnectedGateway gw;
+  gw.name = "edge-1";
+  gw.client_id = "c1";
+  gw.peer = "ipv4:127.0.0.1:5555";
+  gw.gateways = {"default/web"};
+  gw.addresses = {"10.0.0.1"};
+  gw.state = "live";
+  gw.acked_version = 40;
+  gw.head = 42;
+  gw.lag = 2;
+  gw.connected_unix_ms = 1'700'000'000'000;
+  gw.plugins = {{"gateway", "1.0.0"}};
+  gw.nacks = {{"gateway.networking.k8s.io/HTTPRoute/default/bad", "abc", "bad regex"}};
+  backend_.gateways = {gw};
+  backend_.synced["edge-1"] = {{"/Service/default/svc", "h1"},
+                               {"gateway.networking.k8s.io/HTTPRoute/default/web", "h2"}};
+  auto list = Call("GET", "/api/v1/gateways");
+  ASSERT_EQ(list.status, 200);
+  rapidjson::Document doc = Json(list);
+  ASSERT_TRUE(doc["items"].IsArray());
+  ASSERT_EQ(doc["items"].Size(), 1u);
+  const rapidjson::Value& item = doc["items"][0];
+  EXPECT_EQ(json::GetString(item, "name"), "edge-1");
+  EXPECT_EQ(json::GetString(item, "clientId"), "c1");
+  EXPECT_EQ(item["ackedVersion"].GetUint64(), 40u);
+  EXPECT_EQ(item["lag"].GetUint64(), 2u);
+  EXPECT_EQ(item["connectedUnixMs"].GetInt64(), 1'700'000'000'000);
+  EXPECT_STREQ(item["gateways"][0].GetString(), "default/web");
+  EXPECT_STREQ(item["inventory"][0]["name"].GetString(), "gateway");
+  EXPECT_STREQ(item["nacks"][0]["reason"].GetString(), "bad regex");
+
+  auto synced = Call("GET", "/api/v1/gateways/edge-1/synced");
+  ASSERT_EQ(synced.status, 200);
+  rapidjson::Document held = Json(synced);
+  EXPECT_EQ(held["total"].GetUint64(), 2u);
+  EXPECT_STREQ(held["objects"][0]["key"].GetString(), "/Service/default/svc");
+  EXPECT_STREQ(held["kinds"]["HTTPRoute.gateway.networking.k8s.io"]["default/web"].GetString(),
+               "h2");
+  EXPECT_STREQ(held["kinds"]["Service"]["default/svc"].GetString(), "h1");
+  EXPECT_EQ(Call("GET", "/api/v1/gateways/nobody/synced").status, 404);
+  EXPECT_EQ(Call("POST", "/api/v1/gateways").status, 405);
+
+  auto metrics = Call("GET", "/metrics");
+  EXPECT_THAT(metrics.body, HasSubstr("\nportico_controller_sync_gateways 1\n"));
+  EXPECT_THAT(metrics.body, HasSubstr("\nportico_controller_sync_acks_total 9\n"));
+  EXPECT_EQ(Json(Call("GET", "/api/v1/info"))["connectedGateways"].GetUint64(), 1u);
+}
+
 TEST_F(AdminServerTest, MethodsAndUnknownPaths) {
   auto wrong = Call("PUT", "/api/v1/apply", "x");
   EXPECT_EQ(wrong.status, 405);
@@ -329,17 +381,20 @@ TEST_F(AdminServerTest, FramingKeepAliveContinueAndGarbage) {
 }
 
 TEST(AdminServerStartTest, BindFailureNamesTheAddress) {
-  AdminServerOptions options;
+  core::admin::AdminServerOptions options;
   options.port = 0;
-  AdminServer first(options, [](const AdminRequest&) { return JsonResponse(200, "{}"); });
+  core::admin::AdminServer first(options,
+                                 [](const AdminRequest&) { return JsonResponse(200, "{}"); });
   ASSERT_TRUE(first.Start().ok());
   options.port = first.port();
-  AdminServer second(options, [](const AdminRequest&) { return JsonResponse(200, "{}"); });
+  core::admin::AdminServer second(options,
+                                  [](const AdminRequest&) { return JsonResponse(200, "{}"); });
   Status status = second.Start();
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
   EXPECT_THAT(status.message(), HasSubstr("127.0.0.1:" + std::to_string(first.port())));
   options.address = "not-an-address";
-  AdminServer third(options, [](const AdminRequest&) { return JsonResponse(200, "{}"); });
+  core::admin::AdminServer third(options,
+                                 [](const AdminRequest&) { return JsonResponse(200, "{}"); });
   EXPECT_EQ(third.Start().code(), StatusCode::kInvalidArgument);
 }
 

@@ -9,12 +9,12 @@
 #include <sstream>
 
 #include "controller/admin/admin_router.h"
-#include "controller/admin/admin_server.h"
 #include "controller/admin/fake_backend.h"
 #include "controller/ctl/apply_command.h"
 #include "controller/ctl/delete_command.h"
 #include "controller/ctl/get_command.h"
 #include "controller/ctl/list_plugins.h"
+#include "core/admin/admin_server.h"
 #include "portico/sdk/json.h"
 
 namespace portico::controller::admin {
@@ -27,9 +27,9 @@ class CtlCommandsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     router_ = std::make_unique<AdminRouter>(&backend_);
-    AdminServerOptions options;
+    core::admin::AdminServerOptions options;
     options.port = 0;
-    server_ = std::make_unique<AdminServer>(
+    server_ = std::make_unique<core::admin::AdminServer>(
         options, [this](const AdminRequest& r) { return router_->Handle(r); });
     ASSERT_TRUE(server_->Start().ok());
     server_options_.server = "http://127.0.0.1:" + std::to_string(server_->port());
@@ -76,7 +76,7 @@ metadata: {name: api, namespace: prod}
 
   FakeBackend backend_;
   std::unique_ptr<AdminRouter> router_;
-  std::unique_ptr<AdminServer> server_;
+  std::unique_ptr<core::admin::AdminServer> server_;
   ctl::ServerOptions server_options_;
   fs::path dir_;
 };

@@ -98,6 +98,8 @@ ControllerStats FakeBackend::Stats() const {
   }
   stats.plugins_loaded = 1;
   stats.plugins_refused = 1;
+  stats.sync.connected = gateways.size();
+  stats.sync.acks = 9;
   stats.config_errors = errors.size();
   stats.reloads = reloads_;
   return stats;
@@ -172,6 +174,13 @@ StatusOr<size_t> FakeBackend::WipeAll() {
   size_t n = objects_.size();
   objects_.clear();
   return n;
+}
+
+std::optional<std::map<std::string, std::string>> FakeBackend::GatewaySynced(
+    std::string_view name) const {
+  auto it = synced.find(std::string(name));
+  if (it == synced.end()) return std::nullopt;
+  return it->second;
 }
 
 }  // namespace portico::controller::admin

@@ -26,7 +26,9 @@ class FakeBackend : public AdminBackend {
   std::atomic<bool> testing{false};
   // Arguments of the last Apply / Delete calls.
   std::atomic<bool> last_wait{false};
-  std::vector<ConfigError> errors;  // set before serving
+  std::vector<ConfigError> errors;                                   // set before serving
+  std::vector<sync::ConnectedGateway> gateways;                      // set before serving
+  std::map<std::string, std::map<std::string, std::string>> synced;  // by gateway name
 
   bool Ready() const override { return ready; }
   ServerInfo Info() const override;
@@ -39,6 +41,9 @@ class FakeBackend : public AdminBackend {
   std::vector<ConfigError> Errors() const override { return errors; }
   Status Reload() override;
   StatusOr<size_t> WipeAll() override;
+  std::vector<sync::ConnectedGateway> Gateways() const override { return gateways; }
+  std::optional<std::map<std::string, std::string>> GatewaySynced(
+      std::string_view name) const override;
 
  private:
   core::PluginSet plugins_;

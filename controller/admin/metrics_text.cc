@@ -105,6 +105,20 @@ std::string RenderMetrics(const ControllerStats& stats, const core::KindRegistry
          stats.config_errors);
   Scalar(&out, "portico_controller_reloads_total", "counter", "Reloads of the config source.",
          stats.reloads);
+  Scalar(&out, "portico_controller_sync_gateways", "gauge", "Gateways connected over ConfigSync.",
+         stats.sync.connected);
+  Scalar(&out, "portico_controller_sync_snapshots_total", "counter",
+         "ConfigSync snapshots sent to gateways.", stats.sync.snapshots);
+  Scalar(&out, "portico_controller_sync_batches_total", "counter",
+         "ConfigSync batches sent to gateways.", stats.sync.batches);
+  Scalar(&out, "portico_controller_sync_events_total", "counter",
+         "ConfigSync events sent to gateways (snapshots included).", stats.sync.events);
+  Scalar(&out, "portico_controller_sync_acks_total", "counter",
+         "ConfigSync acks received from gateways.", stats.sync.acks);
+  Scalar(&out, "portico_controller_sync_nacks_total", "counter",
+         "Objects gateways rejected (nacks).", stats.sync.nacks);
+  Scalar(&out, "portico_controller_sync_rejected_streams_total", "counter",
+         "ConfigSync streams refused (bad first message, protocol errors).", stats.sync.rejected);
   return out;
 }
 

@@ -7,7 +7,9 @@
 //   portico_controller_requeues_total, portico_controller_status_aggregations_total,
 //   portico_controller_queue_depth, portico_controller_store_head,
 //   portico_controller_plugins_loaded, portico_controller_plugins_refused,
-//   portico_controller_config_errors, portico_controller_reloads_total.
+//   portico_controller_config_errors, portico_controller_reloads_total,
+//   portico_controller_sync_gateways, portico_controller_sync_{snapshots,batches,events,acks,
+//   nacks,rejected_streams}_total (ConfigSync).
 //
 // Thread-safety: pure function.
 #ifndef PORTICO_CONTROLLER_ADMIN_METRICS_TEXT_H_

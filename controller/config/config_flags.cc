@@ -1,5 +1,7 @@
 #include "controller/config/config_flags.h"
 
+#include <filesystem>
+
 namespace portico::controller {
 namespace {
 
@@ -30,7 +32,16 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "Write the admin API's bound port to this file once it listens");
   Setting(app, flags, "--sync-address", &ControllerConfig::sync_address,
           "Address of ConfigSync (gRPC) for gateways");
-  Setting(app, flags, "--sync-port", &ControllerConfig::sync_port, "Port of ConfigSync");
+  Setting(app, flags, "--sync-port", &ControllerConfig::sync_port,
+          "Port of ConfigSync (0: any free port)");
+  Setting(app, flags, "--sync-port-file", &ControllerConfig::sync_port_file,
+          "Write ConfigSync's bound port to this file once it listens");
+  app.add_option("--sync-ca-file", flags->sync_ca_file,
+                 "ConfigSync mutual TLS: CA that signs gateway certificates");
+  app.add_option("--sync-cert-file", flags->sync_cert_file,
+                 "ConfigSync mutual TLS: the controller's certificate");
+  app.add_option("--sync-key-file", flags->sync_key_file,
+                 "ConfigSync mutual TLS: the controller's private key");
   Setting(app, flags, "--debounce-ms", &ControllerConfig::debounce_ms,
           "Quiet time in ms before a burst of file edits is read");
   Setting(app, flags, "--workers", &ControllerConfig::workers, "Reconcile worker threads");
@@ -52,6 +63,28 @@ StatusOr<ControllerConfig> ResolveConfig(const ConfigFlags& flags) {
   }
   for (const auto& [option, copy] : flags.settings) {
     if (option->count() > 0) copy(flags.values, &config);
+  }
+  bool any_file =
+      !flags.sync_ca_file.empty() || !flags.sync_cert_file.empty() || !flags.sync_key_file.empty();
+  if (any_file) {
+    if (flags.sync_ca_file.empty() || flags.sync_cert_file.empty() || flags.sync_key_file.empty()) {
+      return InvalidArgumentError(
+          "--sync-ca-file, --sync-cert-file and --sync-key-file go together");
+    }
+    core::SyncSecurity security;
+    security.enabled = true;
+    security.active.name = "command line";
+    security.active.ca_file = std::filesystem::absolute(flags.sync_ca_file);
+    security.active.cert_file = std::filesystem::absolute(flags.sync_cert_file);
+    security.active.key_file = std::filesystem::absolute(flags.sync_key_file);
+    for (const auto& file :
+         {security.active.ca_file, security.active.cert_file, security.active.key_file}) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(file, ec)) {
+        return InvalidArgumentError("ConfigSync TLS file " + file.string() + " does not exist");
+      }
+    }
+    config.sync_security = std::move(security);
   }
   PORTICO_RETURN_IF_ERROR(config.Validate());
   return config;

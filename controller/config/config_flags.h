@@ -4,8 +4,10 @@
 // file).
 //
 //   --config FILE  --config-dir DIR  --plugin-dir DIR  --admin-address ADDR  --admin-port N
-//   --admin-port-file PATH  --sync-address ADDR  --sync-port N  --debounce-ms N  --workers N
-//   --log-level LEVEL  --testing  --check
+//   --admin-port-file PATH  --sync-address ADDR  --sync-port N  --sync-port-file PATH
+//   --debounce-ms N  --workers N  --log-level LEVEL  --testing  --check
+//   --sync-ca-file F --sync-cert-file F --sync-key-file F: ConfigSync mutual TLS with these files
+//     (all three together), replacing the file's [conf_sync_security].
 //
 // Thread-safety: used on the main thread during start-up.
 #ifndef PORTICO_CONTROLLER_CONFIG_CONFIG_FLAGS_H_
@@ -27,6 +29,7 @@ struct ConfigFlags {
   ControllerConfig values;  // the flags' values (defaults where not given)
   std::string config_file;  // --config
   bool check = false;       // --check: validate and exit
+  std::string sync_ca_file, sync_cert_file, sync_key_file;  // --sync-*-file
 
   // Each setting's option and how to copy it from `values` into a config.
   std::vector<

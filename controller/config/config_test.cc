@@ -21,7 +21,43 @@ TEST(ControllerConfigTest, DefaultsWork) {
   EXPECT_EQ(config.admin_address, "127.0.0.1");
   EXPECT_EQ(config.admin_port, 5800);
   EXPECT_EQ(config.sync_port, 5810);
+  EXPECT_EQ(config.sync_address, "");  // decided by whether conf_sync_security is set
+  EXPECT_FALSE(config.sync_security.enabled);
   EXPECT_FALSE(config.testing);
+}
+
+TEST(ControllerConfigTest, SyncSettings) {
+  fs::path dir = fs::temp_directory_path() / ("portico-config-sync-" + std::to_string(getpid()));
+  fs::create_directories(dir / "certs");
+  for (const char* name : {"ca.crt", "server.crt", "server.key"}) {
+    std::ofstream(dir / "certs" / name) << "x";
+  }
+  ControllerConfig config;
+  Status status = ParseConfigToml(R"([sync]
+port = 0
+port_file = "run/sync.port"
+[conf_sync_security]
+active = "prod"
+[[conf_sync_security.certs]]
+name = "prod"
+ca_file = "certs/ca.crt"
+cert_file = "certs/server.crt"
+key_file = "certs/server.key"
+)",
+                                  dir / "portico-controller.toml", &config);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(config.sync_port, 0);
+  EXPECT_EQ(config.sync_port_file, (dir / "run/sync.port").string());
+  EXPECT_TRUE(config.sync_security.enabled);
+  EXPECT_EQ(config.sync_security.active.name, "prod");
+  EXPECT_EQ(config.sync_security.active.ca_file, dir / "certs/ca.crt");
+
+  ControllerConfig bad;
+  Status refused =
+      ParseConfigToml("[conf_sync_security]\nactive = \"nope\"\n", dir / "c.toml", &bad);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("conf_sync_security"), std::string::npos) << refused;
+  fs::remove_all(dir);
 }
 
 TEST(ControllerConfigTest, ParsesEveryKey) {

@@ -175,9 +175,16 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, ControllerCo
     Reader reader(file, *sync, "sync.");
     PORTICO_RETURN_IF_ERROR(reader.String("address", &config->sync_address));
     PORTICO_RETURN_IF_ERROR(ReadPort(reader, "port", &config->sync_port));
+    PORTICO_RETURN_IF_ERROR(reader.Path("port_file", &config->sync_port_file));
     PORTICO_RETURN_IF_ERROR(reader.Finish());
   }
   PORTICO_RETURN_IF_ERROR(status);
+  const toml::table* security = top.Table("conf_sync_security", &status);
+  PORTICO_RETURN_IF_ERROR(status);
+  if (security != nullptr) {
+    PORTICO_ASSIGN_OR_RETURN(config->sync_security,
+                             core::ParseSyncSecurity(security, file.parent_path(), file.string()));
+  }
   PORTICO_RETURN_IF_ERROR(top.Finish());
   config->config_file = file.string();
   return OkStatus();

@@ -15,8 +15,13 @@
 //   port      = 5800                      # 0: any free port
 //   port_file = ""                        # write the bound port here (tests)
 //   [sync]                                # ConfigSync (gRPC) for gateways
-//   address = "0.0.0.0"
-//   port    = 5810
+//   address   = ""                        # "": 0.0.0.0 with conf_sync_security, else 127.0.0.1
+//   port      = 5810                      # 0: any free port
+//   port_file = ""                        # write the bound port here (tests)
+//   [conf_sync_security]                  # mutual TLS for ConfigSync (core/sync/sync_security.h)
+//   active = "prod"
+//   [[conf_sync_security.certs]]
+//   name = "prod"  ca_file = ...  cert_file = ...  key_file = ...
 //
 // Thread-safety: value types and pure functions.
 #ifndef PORTICO_CONTROLLER_CONFIG_CONTROLLER_CONFIG_H_
@@ -27,6 +32,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/sync/sync_security.h"
 #include "portico/sdk/status.h"
 
 namespace portico::controller {
@@ -37,8 +43,10 @@ struct ControllerConfig {
   std::string admin_address = "127.0.0.1";
   uint16_t admin_port = 5800;
   std::string admin_port_file;
-  std::string sync_address = "0.0.0.0";
+  std::string sync_address;  // "": 0.0.0.0 when sync_security is enabled, else 127.0.0.1
   uint16_t sync_port = 5810;
+  std::string sync_port_file;
+  core::SyncSecurity sync_security;  // [conf_sync_security]; disabled (plaintext) when absent
   int debounce_ms = 50;
   int workers = 2;
   std::string log_level = "info";

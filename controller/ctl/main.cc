@@ -1,11 +1,13 @@
 // main.cc: portico-ctl, the command-line client (DESIGN.md §8). Each subcommand lives in its own
 // file and registers itself on the app: list-plugins (list_plugins.h), get (get_command.h),
-// apply (apply_command.h), delete (delete_command.h); later status, diff, gen-certs. Flags and
-// output follow kubectl habits; the global --server (env PORTICO_SERVER) names the controller.
+// apply (apply_command.h), delete (delete_command.h), gen-certs (gen_certs_command.h); later
+// status, diff. Flags and output follow kubectl habits; the global --server (env
+// PORTICO_SERVER) names the controller.
 #include <CLI/CLI.hpp>
 
 #include "controller/ctl/apply_command.h"
 #include "controller/ctl/delete_command.h"
+#include "controller/ctl/gen_certs_command.h"
 #include "controller/ctl/get_command.h"
 #include "controller/ctl/list_plugins.h"
 #include "controller/ctl/server_call.h"
@@ -22,6 +24,7 @@ int main(int argc, char** argv) {
   portico::ctl::AddGetCommand(app, &exit_code, &server);
   portico::ctl::AddApplyCommand(app, &exit_code, &server);
   portico::ctl::AddDeleteCommand(app, &exit_code, &server);
+  portico::ctl::AddGenCertsCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -131,8 +131,8 @@ StatusOr<core::ManifestKind> ParseKind(const rapidjson::Value& v, size_t index) 
                 ? PORTICO_SCOPE_CLUSTER
                 : PORTICO_SCOPE_NAMESPACED;
   std::string sync = json::GetString(v, "sync");
-  for (portico_sync_policy policy :
-       {PORTICO_SYNC_NEVER, PORTICO_SYNC_ALWAYS, PORTICO_SYNC_TO_REFERRERS}) {
+  for (portico_sync_policy policy : {PORTICO_SYNC_NEVER, PORTICO_SYNC_ALWAYS,
+                                     PORTICO_SYNC_TO_REFERRERS, PORTICO_SYNC_ATTACHED}) {
     if (core::SyncPolicyName(policy) == sync) k.sync_policy = policy;
   }
   return k;

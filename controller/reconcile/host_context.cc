@@ -196,7 +196,29 @@ ResultCollector::ResultCollector(std::string display)
                                             *status_.sink(),
                                             *export_.sink(),
                                             this,
-                                            &ResultCollector::Contribute} {}
+                                            &ResultCollector::Contribute,
+                                            &ResultCollector::Link} {}
+
+void ResultCollector::Link(void* host, const portico_object_ref* target, int type) {
+  auto* self = static_cast<ResultCollector*>(host);
+  try {
+    if (target == nullptr) return;
+    sdk::ObjectRef t = sdk::ObjectRef::FromC(*target);
+    if (t.kind.empty() || t.name.empty()) {
+      self->dropped_.push_back(t.Display() + " link: target needs a kind and a name");
+      return;
+    }
+    core::StoreKey key{t.group, t.kind, t.ns, t.name};
+    if (type == PORTICO_LINK_PARENT) {
+      self->parents_.push_back(std::move(key));
+    } else if (type == PORTICO_LINK_REFERENCE) {
+      self->references_.push_back(std::move(key));
+    } else {
+      self->dropped_.push_back(t.Display() + " link: unknown link type " + std::to_string(type));
+    }
+  } catch (...) {
+  }
+}
 
 void ResultCollector::Contribute(void* host, const portico_object_ref* target, portico_str topic,
                                  portico_str json) {

@@ -18,6 +18,7 @@
 #include "controller/reconcile/dependency_index.h"
 #include "controller/reconcile/object_table.h"
 #include "core/plugin/kind_registry.h"
+#include "core/store/store_key.h"
 #include "portico/sdk/abi.h"
 #include "portico/sdk/label_selector.h"
 #include "portico/sdk/status.h"
@@ -95,6 +96,9 @@ class ResultCollector {
   // TakeContributions groups the contributions by target, each list sorted by topic (stable);
   // `contributor` is this object's key.
   ContributionsByTarget TakeContributions(const std::string& contributor);
+  // Links are the sync-scope links the processor declared (abi.h, portico_link_type).
+  const std::vector<core::StoreKey>& parent_links() const { return parents_; }
+  const std::vector<core::StoreKey>& reference_links() const { return references_; }
   // dropped lists contributions refused for a bad topic or target ("<target> <topic>: why").
   const std::vector<std::string>& dropped() const { return dropped_; }
 
@@ -106,6 +110,7 @@ class ResultCollector {
   };
   static void Contribute(void* host, const portico_object_ref* target, portico_str topic,
                          portico_str json);
+  static void Link(void* host, const portico_object_ref* target, int type);
 
   std::string display_;
   sdk::StringSink synced_;
@@ -113,6 +118,8 @@ class ResultCollector {
   sdk::StringSink export_;
   std::optional<std::string> forced_synced_;
   std::vector<Pending> contributions_;
+  std::vector<core::StoreKey> parents_;
+  std::vector<core::StoreKey> references_;
   std::vector<std::string> dropped_;
   portico_process_result result_;
 };

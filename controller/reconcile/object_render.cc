@@ -8,9 +8,14 @@ namespace portico::controller {
 RenderedObject RenderObject(const RenderInput& input, std::string_view now) {
   auto status =
       std::make_shared<rapidjson::Document>(AggregateStatus(input.status, input.contributions));
+  if (input.feedback.has_value()) {
+    if (!status->IsObject()) status->SetObject();
+    ApplySyncFeedback(*input.feedback, *status, status->GetAllocator());
+  }
   StampConditions(*status, status->GetAllocator(), input.previous_status.get(), input.generation,
                   now);
-  const bool with_status = input.status.has_value() || !input.contributions.empty();
+  const bool with_status =
+      input.status.has_value() || !input.contributions.empty() || input.feedback.has_value();
   if (IsSecret(input.ref) || !input.doc->IsObject()) {
     rapidjson::Document view;
     view.CopyFrom(*input.doc, view.GetAllocator());

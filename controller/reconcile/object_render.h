@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "controller/reconcile/status_aggregation.h"
+#include "controller/reconcile/sync_feedback.h"
 #include "portico/sdk/json.h"
 #include "portico/sdk/types.h"
 
@@ -29,6 +30,7 @@ struct RenderInput {
   std::optional<std::string> status;  // the processor's status JSON
   std::vector<StatusContribution> contributions;
   std::shared_ptr<const rapidjson::Document> previous_status;  // last rendered; may be null
+  std::optional<SyncFeedback> feedback;  // what gateways reported (sync_feedback.h)
 };
 
 // RenderedObject is a rendering: the status shown (kept to stamp the next rendering) and the
@@ -39,7 +41,8 @@ struct RenderedObject {
 };
 
 // RenderObject renders an accepted object; `now` (RFC 3339) stamps conditions that changed.
-// The "status" member is present when the processor wrote a status or contributions exist.
+// The "status" member is present when the processor wrote a status, contributions exist or
+// gateways gave feedback (folded in by ApplySyncFeedback before stamping).
 RenderedObject RenderObject(const RenderInput& input, std::string_view now);
 
 // RenderRaw renders an object never accepted: its document as written, with metadata stamps

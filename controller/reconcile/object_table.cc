@@ -140,12 +140,21 @@ std::optional<RenderInput> ObjectTable::RenderSnapshot(const std::string& key) c
   in.generation = e.good.generation;
   in.status = e.good.status_json;
   in.previous_status = e.rendered_status;
+  in.feedback = e.feedback;
   if (auto t = by_target_.find(key); t != by_target_.end()) {
     for (const auto& [contributor, list] : t->second) {
       in.contributions.insert(in.contributions.end(), list.begin(), list.end());
     }
   }
   return in;
+}
+
+bool ObjectTable::SetFeedback(const std::string& key, std::optional<SyncFeedback> feedback) {
+  std::unique_lock lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end() || it->second.deleted || it->second.feedback == feedback) return false;
+  it->second.feedback = std::move(feedback);
+  return true;
 }
 
 void ObjectTable::SetRendered(const std::string& key, RenderedObject rendered) {

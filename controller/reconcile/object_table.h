@@ -119,6 +119,9 @@ class ObjectTable {
   // RenderSnapshot copies what rendering needs; nullopt when the object is gone or never good.
   std::optional<RenderInput> RenderSnapshot(const std::string& key) const;
   void SetRendered(const std::string& key, RenderedObject rendered);
+  // SetFeedback stores what gateways reported; true when it changed for an existing object (the
+  // caller then queues the key for a render).
+  bool SetFeedback(const std::string& key, std::optional<SyncFeedback> feedback);
 
   // ---- host reads
 
@@ -153,6 +156,7 @@ class ObjectTable {
     std::shared_ptr<const rapidjson::Document> rendered_status;
     std::string view_json;
     std::string error;
+    std::optional<SyncFeedback> feedback;  // from gateways (sync_feedback.h)
   };
   static std::string SecretKey(std::string_view ns, std::string_view name);
   ObjectView ViewLocked(const Entry& entry) const;

@@ -96,6 +96,11 @@ struct Reconciler::Impl final : public HostServices {
 
   // ---- the worker
 
+  bool IdleNow() {
+    core::WorkQueueCounters c = queue.Counters();
+    return c.depth == 0 && c.in_flight == 0;
+  }
+
   void WorkerLoop() {
     while (std::optional<std::string> key = queue.Get()) {
       try {
@@ -106,6 +111,7 @@ struct Reconciler::Impl final : public HostServices {
         queue.Forget(*key);
       }
       queue.Done(*key);
+      if (options.on_idle && IdleNow()) options.on_idle();
     }
   }
 
@@ -136,6 +142,7 @@ struct Reconciler::Impl final : public HostServices {
       if (!result.ok())
         spdlog::error("{}: synced store: {}", removed.ref.Display(), result.status().message());
     }
+    if (options.links != nullptr) options.links->Remove(StoreKeyOf(removed.ref));
     index.RemoveReader(key);
     const std::optional<std::string> none;
     ObjectChange change{
@@ -236,6 +243,9 @@ struct Reconciler::Impl final : public HostServices {
     good.export_json = out.export_json();
     good.status_json = out.status();
     good.labels = LabelsOf(*doc);
+    if (options.links != nullptr) {
+      options.links->Set(StoreKeyOf(item.ref), out.parent_links(), out.reference_links());
+    }
     if (kind->sync_policy != PORTICO_SYNC_NEVER) {
       std::optional<std::string> view = out.synced();
       if (view.has_value()) good.synced_hash = core::Sha256Hex(*view);
@@ -443,6 +453,13 @@ ObjectIdentifier Reconciler::Identifier() const {
 }
 
 bool Reconciler::Ready() const { return impl_->ready.load(); }
+
+bool Reconciler::Idle() const { return impl_->IdleNow(); }
+
+void Reconciler::SetSyncFeedback(const core::StoreKey& key, std::optional<SyncFeedback> feedback) {
+  std::string table_key = key.ToString();
+  if (impl_->table.SetFeedback(table_key, std::move(feedback))) impl_->queue.Add(table_key);
+}
 
 bool Reconciler::WaitIdle(std::chrono::milliseconds timeout) const {
   auto deadline = std::chrono::steady_clock::now() + timeout;

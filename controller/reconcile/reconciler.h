@@ -34,9 +34,11 @@
 
 #include "controller/center/config_center.h"
 #include "controller/reconcile/object_validator.h"
+#include "controller/reconcile/sync_feedback.h"
 #include "core/common/clock.h"
 #include "core/plugin/plugin_loader.h"
 #include "core/store/object_store.h"
+#include "core/sync/sync_links.h"
 #include "portico/sdk/status.h"
 #include "portico/sdk/types.h"
 
@@ -47,6 +49,12 @@ struct ReconcilerOptions {
   core::Clock* clock = nullptr;  // nullptr: the real clock
   // Wall clock for creationTimestamp / lastTransitionTime, in Unix ms (tests inject a fake one).
   std::function<int64_t()> wall_clock_ms;
+  // Where processors' sync-scope links go (set before the synced store is written); not owned,
+  // may be null (links dropped).
+  core::SyncLinks* links = nullptr;
+  // Called on a worker thread each time the queue becomes idle (nothing queued or in flight)
+  // after processing; must be quick and must not call back into the Reconciler's writers.
+  std::function<void()> on_idle;
 };
 
 // ObjectView is an object as the admin API shows it.
@@ -90,8 +98,14 @@ class Reconciler : public ConfigListener {
 
   // Ready: the initial batch was processed and the queue drained once.
   bool Ready() const;
+  // Idle: nothing is queued or in flight right now (delayed retries do not count).
+  bool Idle() const;
   // WaitIdle waits until nothing is queued or in flight (tests, the admin API's apply?wait).
   bool WaitIdle(std::chrono::milliseconds timeout) const;
+
+  // SetSyncFeedback records what connected gateways reported about `key` (nullopt clears) and
+  // re-renders its status when that changed. Never touches the synced store. Any thread.
+  void SetSyncFeedback(const core::StoreKey& key, std::optional<SyncFeedback> feedback);
 
   // List: every object of `kind` (nullptr: all kinds) in `ns` ("" : all namespaces), sorted.
   std::vector<ObjectView> List(const core::KindInfo* kind, std::string_view ns) const;

@@ -174,8 +174,11 @@ StatusOr<ManifestKind> ParseKind(const rapidjson::Value& entry, const std::strin
     k.sync_policy = PORTICO_SYNC_ALWAYS;
   } else if (sync == "toReferrers") {
     k.sync_policy = PORTICO_SYNC_TO_REFERRERS;
+  } else if (sync == "attached") {
+    k.sync_policy = PORTICO_SYNC_ATTACHED;
   } else {
-    return FieldError(at + ".sync", "\"" + sync + "\" (expected never, always or toReferrers)");
+    return FieldError(at + ".sync",
+                      "\"" + sync + "\" (expected never, always, toReferrers or attached)");
   }
   PORTICO_ASSIGN_OR_RETURN(k.schema, OptionalString(entry, "schema", at + ".schema"));
   return k;
@@ -259,6 +262,8 @@ std::string_view SyncPolicyName(portico_sync_policy policy) {
       return "always";
     case PORTICO_SYNC_TO_REFERRERS:
       return "toReferrers";
+    case PORTICO_SYNC_ATTACHED:
+      return "attached";
   }
   return "never";
 }

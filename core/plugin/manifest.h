@@ -63,7 +63,7 @@ uint32_t CapabilityBit(std::string_view name);
 std::vector<std::string> CapabilityNames(uint32_t bits);
 // ScopeName renders "Namespaced" or "Cluster".
 std::string_view ScopeName(portico_kind_scope scope);
-// SyncPolicyName renders "never", "always" or "toReferrers".
+// SyncPolicyName renders "never", "always", "toReferrers" or "attached".
 std::string_view SyncPolicyName(portico_sync_policy policy);
 
 }  // namespace portico::core

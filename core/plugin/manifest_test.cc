@@ -116,7 +116,7 @@ TEST(ManifestTest, ErrorsNameTheField) {
        [](auto& d, auto&) { d["kinds"][0]["reads"][1].SetString("secret"); }},
       {"manifest kinds[0].capabilities[2]: unknown capability \"teleport\"",
        [](auto& d, auto&) { d["kinds"][0]["capabilities"][2].SetString("teleport"); }},
-      {"manifest kinds[0].sync: \"sometimes\" (expected never, always or toReferrers)",
+      {"manifest kinds[0].sync: \"sometimes\" (expected never, always, toReferrers or attached)",
        [](auto& d, auto&) { d["kinds"][0]["sync"].SetString("sometimes"); }},
       {"manifest kinds[1]: kind GatewayClass.gateway.networking.k8s.io is listed twice",
        [](auto& d, auto&) { d["kinds"][0]["kind"].SetString("GatewayClass"); }},

@@ -125,7 +125,7 @@ Status RegistrationStage::StageKind(const portico_kind& k) {
     info.reads.push_back(KindId::Parse(read));
   info.capabilities = k.capabilities;
   if (k.sync_policy != PORTICO_SYNC_NEVER && k.sync_policy != PORTICO_SYNC_ALWAYS &&
-      k.sync_policy != PORTICO_SYNC_TO_REFERRERS) {
+      k.sync_policy != PORTICO_SYNC_TO_REFERRERS && k.sync_policy != PORTICO_SYNC_ATTACHED) {
     return InvalidArgumentError("kind " + name + ": unknown sync policy " +
                                 std::to_string(static_cast<int>(k.sync_policy)));
   }

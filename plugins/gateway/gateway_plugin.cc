@@ -3,6 +3,7 @@
 // Threading: stateless.
 #include "portico/sdk/plugin.h"
 #include "process.h"
+#include "stage.h"
 #include "validate.h"
 
 namespace portico::plugins::gateway {
@@ -10,7 +11,7 @@ namespace {
 
 void Setup(sdk::Plugin& p) {
   p.Kind(kGroup, "GatewayClass").Process(&ProcessGatewayClass);
-  p.Kind(kGroup, "Gateway").Process(&ProcessGateway);
+  p.Kind(kGroup, "Gateway").Process(&ProcessGateway).Stage(&StageGateway);
 }
 
 }  // namespace

@@ -180,7 +180,7 @@ TEST_F(plugin_gateway, RegistersBothKinds) {
   EXPECT_EQ(gw->reads,
             (std::vector<std::string>{"GatewayClass.gateway.networking.k8s.io", "Namespace",
                                       "Secret", "ReferenceGrant.gateway.networking.k8s.io"}));
-  EXPECT_EQ(gw->sync_policy, PORTICO_SYNC_ALWAYS);
+  EXPECT_EQ(gw->sync_policy, PORTICO_SYNC_ATTACHED);
 }
 
 TEST_F(plugin_gateway, GatewayClassIsAcceptedOnlyWhenItIsOurs) {
@@ -252,6 +252,9 @@ TEST_F(plugin_gateway, HttpGatewaySyncsExportsAndAccepts) {
       R"({"type":"Programmed","status":"Unknown","reason":"Pending","message":"waiting for a )"
       R"(gateway to apply it","observedGeneration":1}]}]})");
   EXPECT_THAT(out.reads, ElementsAre("get GatewayClass portico hit"));
+  ASSERT_EQ(out.links.size(), 1u);  // sync scope: the Gateway goes with its class
+  EXPECT_EQ(out.links[0].first.Display(), "GatewayClass portico");
+  EXPECT_EQ(out.links[0].second, PORTICO_LINK_PARENT);
 }
 
 TEST_F(plugin_gateway, ClassMissingIsPendingAndForeignClassGetsNothing) {

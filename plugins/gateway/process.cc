@@ -106,7 +106,17 @@ Status ProcessGateway(const sdk::Object& obj, sdk::ProcessContext& ctx,
     accepted = {"Accepted", "False", "Invalid",
                 "GatewayClass \"" + spec->class_name + "\" is not accepted"};
   }
-  if (accepted.status == "True") result.SetSynced(SyncedJson(obj, *spec, listeners));
+  if (accepted.status == "True") {
+    result.SetSynced(SyncedJson(obj, *spec, listeners));
+    // Sync scope: a Gateway goes to gateways serving it or its class; its certificates' material
+    // goes wherever it goes.
+    result.LinkParent({kGroup, "GatewayClass", "", spec->class_name});
+    for (const ListenerResult& l : listeners) {
+      for (const ResolvedCertificate& c : l.certificates) {
+        result.LinkReference({"", "Secret", c.ns, c.name});
+      }
+    }
+  }
   result.SetStatus(StatusJson(obj, *spec, {accepted, Programmed(accepted)}, listeners));
   return OkStatus();
 }

@@ -3,12 +3,15 @@
 // Threading: stateless.
 #include "portico/sdk/plugin.h"
 #include "process.h"
+#include "stage.h"
 #include "validate.h"
 
 namespace portico::plugins::httproute {
 namespace {
 
-void Setup(sdk::Plugin& p) { p.Kind(kGroup, "HTTPRoute").Process(&ProcessRoute); }
+void Setup(sdk::Plugin& p) {
+  p.Kind(kGroup, "HTTPRoute").Process(&ProcessRoute).Stage(&StageRoute);
+}
 
 }  // namespace
 }  // namespace portico::plugins::httproute

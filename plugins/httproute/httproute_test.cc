@@ -239,7 +239,7 @@ TEST_F(plugin_httproute, RegistersTheKind) {
   EXPECT_EQ(kind->reads,
             (std::vector<std::string>{"Gateway.gateway.networking.k8s.io", "Service",
                                       "ReferenceGrant.gateway.networking.k8s.io", "Namespace"}));
-  EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_ALWAYS);
+  EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_ATTACHED);
 }
 
 TEST_F(plugin_httproute, SimpleRouteIsNormalisedAttachedAndCounted) {
@@ -271,6 +271,9 @@ TEST_F(plugin_httproute, SimpleRouteIsNormalisedAttachedAndCounted) {
   EXPECT_EQ(out.contributions[0].json, "");
   EXPECT_THAT(out.reads, ElementsAre("get Service gateway-conformance-infra/infra-backend-v1 hit",
                                      "get Gateway gateway-conformance-infra/same-namespace hit"));
+  ASSERT_EQ(out.links.size(), 1u);  // sync scope: the route goes with its accepted parent
+  EXPECT_EQ(out.links[0].first.Display(), "Gateway gateway-conformance-infra/same-namespace");
+  EXPECT_EQ(out.links[0].second, PORTICO_LINK_PARENT);
 }
 
 TEST_F(plugin_httproute, RouteBeforeItsGatewayAndServiceIsFixedWhenTheyArrive) {

@@ -64,7 +64,13 @@ std::string SyncedJson(const sdk::Object& obj, const rapidjson::Value& spec,
                        const std::vector<ParentResult>& parents, const RuleSupport& support) {
   sdk::JsonWriter w;
   w.BeginObject().Key("metadata").BeginObject().Field("name", obj.ref().name);
-  w.Field("namespace", obj.ref().ns).Field("generation", obj.generation()).EndObject();
+  w.Field("namespace", obj.ref().ns).Field("generation", obj.generation());
+  // Gateway API precedence ranks older routes first: the handler needs the creation time.
+  if (auto doc = obj.doc(); doc.ok()) {
+    std::string created = json::GetString(**doc, "metadata.creationTimestamp");
+    if (!created.empty()) w.Field("creationTimestamp", created);
+  }
+  w.EndObject();
   w.Key("hostnames").BeginArray();
   for (const std::string& h : Strings(spec, "hostnames")) w.String(h);
   w.EndArray().Key("parents").BeginArray();
@@ -160,6 +166,7 @@ Status ProcessRoute(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proce
     status.EndObject();
     if (p.attachment.accepted.status != "True") continue;
     any_accepted = true;
+    result.LinkParent(p.attachment.gateway);  // sync scope: the route goes with its Gateways
     for (const AttachedListener& l : p.attachment.listeners) {
       if (!counted.emplace(p.attachment.gateway, l.name).second) continue;
       result.Contribute(p.attachment.gateway, "count:listeners[name=" + l.name + "].attachedRoutes",

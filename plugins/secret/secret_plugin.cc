@@ -1,4 +1,7 @@
-// secret_plugin: the Secret kind (core/v1, namespaced, never synced).
+// secret_plugin: the Secret kind (core/v1, namespaced). The Secret itself stays on the
+// controller; its synced view is the TLS material derived from it (certificate.v1 entries), synced
+// "toReferrers": only gateways holding an object that links to it (a Gateway's certificateRefs, a
+// TLSPolicy's) receive it.
 //
 // The processor checks what the schema cannot: data keys are valid, data values are base64,
 // stringData merges over data, the total stays under Kubernetes' 1 MiB, and typed Secrets carry
@@ -9,8 +12,11 @@
 //
 // The export is secret-free: the type and the key names, and for kubernetes.io/tls
 // {tlsValid, reason, message, sha256, sans, notBeforeUnixMs, notAfterUnixMs}. Material is read
-// only through the host's get_secret(). (The gateway-only TLS material object, certificate.v1,
-// comes with ConfigSync.)
+// only through the host's get_secret().
+//
+// Synced view (only when there is material): {"keyPair": <certificate.v1 keyPair entry> (a valid
+// kubernetes.io/tls pair), "ca": <certificate.v1 ca entry> (a "ca.crt" key)}; the gateway handler
+// stages them as cert/<ns>/<name> and ca/<ns>/<name>.
 // Threading: stateless; process() may run concurrently for different Secrets.
 #include <map>
 #include <optional>
@@ -19,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "portico/sdk/handler.h"
 #include "portico/sdk/json_writer.h"
 #include "portico/sdk/plugin.h"
 #include "tls_material.h"
@@ -166,6 +173,40 @@ Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proc
   }
   result.SetExport(e.EndObject().Take());
 
+  const std::string ca_pem = keys.count("ca.crt") > 0 ? DataValue(*doc, "ca.crt") : "";
+  if ((tls && tls->valid) || !ca_pem.empty()) {
+    const sdk::ObjectRef& ref = obj.ref();
+    auto secret_ref = [&](sdk::JsonWriter& w) {
+      w.Key("secretRef")
+          .BeginObject()
+          .Field("namespace", ref.ns)
+          .Field("name", ref.name)
+          .EndObject();
+    };
+    sdk::JsonWriter v;
+    v.BeginObject();
+    if (tls && tls->valid) {
+      v.Key("keyPair").BeginObject().Field("entry", "keyPair");
+      secret_ref(v);
+      v.Field("sha256", tls->sha256)
+          .Field("chainPem", DataValue(*doc, "tls.crt"))
+          .Field("keyPem", DataValue(*doc, "tls.key"))
+          .Key("sans")
+          .BeginArray();
+      for (const auto& san : tls->sans) v.String(san);
+      v.EndArray()
+          .Field("notBeforeUnixMs", tls->not_before_unix_ms)
+          .Field("notAfterUnixMs", tls->not_after_unix_ms)
+          .EndObject();
+    }
+    if (!ca_pem.empty()) {
+      v.Key("ca").BeginObject().Field("entry", "ca");
+      secret_ref(v);
+      v.Field("sha256", Sha256(ca_pem)).Field("caPem", ca_pem).EndObject();
+    }
+    result.SetSynced(v.EndObject().Take());
+  }
+
   sdk::Condition accepted{"Accepted", "True", "Accepted", ""};
   if (tls && !tls->valid) accepted = {"Accepted", "False", tls->reason, tls->message};
   sdk::JsonWriter s;
@@ -175,7 +216,24 @@ Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proc
   return OkStatus();
 }
 
-void Setup(sdk::Plugin& p) { p.Kind("", "Secret").Process(&ProcessSecret); }
+// StageSecret puts the material of each Secret as certificate.v1 entries.
+Status StageSecret(const sdk::Txn& txn, const std::vector<sdk::Change>& changes) {
+  return sdk::StageEachView(
+      txn, changes, [&](const sdk::Change& change, const rapidjson::Document& view) -> Status {
+        const std::string owner = change.ref.Key();
+        const std::string suffix = change.ref.ns + "/" + change.ref.name;
+        for (const char* part : {"keyPair", "ca"}) {
+          const rapidjson::Value* entry = json::Find(view, part);
+          if (entry == nullptr || !entry->IsObject()) continue;
+          std::string id = (part == std::string_view("ca") ? "ca/" : "cert/") + suffix;
+          PORTICO_RETURN_IF_ERROR(
+              txn.Put(owner, PORTICO_FORMAT_CERTIFICATE, id, json::Serialize(*entry)));
+        }
+        return OkStatus();
+      });
+}
+
+void Setup(sdk::Plugin& p) { p.Kind("", "Secret").Process(&ProcessSecret).Stage(&StageSecret); }
 
 }  // namespace
 }  // namespace portico::plugins::secret

@@ -54,7 +54,7 @@ TEST_F(plugin_secret, RegistersTheKindFromItsManifest) {
   ASSERT_NE(kind, nullptr);
   EXPECT_EQ(kind->scope, PORTICO_SCOPE_NAMESPACED);
   EXPECT_EQ(kind->plural, "secrets");
-  EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_NEVER);
+  EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_TO_REFERRERS);
 }
 
 TEST_F(plugin_secret, MalformedTlsMaterialIsStoredButNotAccepted) {
@@ -91,6 +91,43 @@ TEST_F(plugin_secret, ValidTlsMaterialExportsItsSummaryNeverTheKey) {
     EXPECT_EQ(out.export_json->find("BEGIN"), std::string::npos);
     EXPECT_EQ(out.export_json->find(Base64Encode(cert.key_pem).substr(0, 24)), std::string::npos);
   }
+}
+
+TEST_F(plugin_secret, SyncsOnlyDerivedMaterialAndStagesCertificateEntries) {
+  TestCertificate cert = Certificate({"example.com"});
+  ProcessOutcome tls = Process(SecretJson("kubernetes.io/tls", TlsData(cert)));
+  ASSERT_TRUE(tls.ok()) << tls.status;
+  ASSERT_TRUE(tls.synced.has_value());
+  auto view = json::Parse(*tls.synced);
+  ASSERT_TRUE(view.ok());
+  const rapidjson::Value& pair = (*view)["keyPair"];
+  EXPECT_EQ(json::GetString(pair, "chainPem"), cert.cert_pem);
+  EXPECT_EQ(json::GetString(pair, "keyPem"), cert.key_pem);
+  EXPECT_EQ(json::GetString(pair, "sha256"), Sha256(cert.cert_pem, cert.key_pem));
+  EXPECT_FALSE(view->HasMember("ca"));
+
+  // Opaque data without material syncs nothing; an invalid pair syncs nothing either.
+  EXPECT_FALSE(Process(SecretJson("Opaque", R"({"a":"Yg=="})")).synced.has_value());
+  EXPECT_FALSE(Process(SecretJson("kubernetes.io/tls",
+                                  R"({"tls.crt":"SGVsbG8gd29ybGQK","tls.key":"SGVsbG8gd29ybGQK"})"))
+                   .synced.has_value());
+  // A CA bundle syncs as a "ca" entry.
+  ProcessOutcome ca =
+      Process(SecretJson("Opaque", R"({"ca.crt":")" + Base64Encode(cert.cert_pem) + "\"}"));
+  ASSERT_TRUE(ca.synced.has_value());
+  EXPECT_THAT(*ca.synced, HasSubstr(R"("ca":{"entry":"ca","secretRef":{"namespace":)"));
+
+  sdk::ObjectRef ref{"", "Secret", "gateway-conformance-web-backend", "certificate"};
+  auto staged = host_.Stage("", "Secret", {sdk::testing::FakeChange::Upsert(ref, *tls.synced)});
+  ASSERT_TRUE(staged.ok()) << staged.status;
+  auto it = staged.puts.find(
+      {PORTICO_FORMAT_CERTIFICATE, "cert/gateway-conformance-web-backend/certificate"});
+  ASSERT_NE(it, staged.puts.end());
+  EXPECT_EQ(it->second.owner, ref.Key());
+  EXPECT_THAT(it->second.json, HasSubstr(R"("entry":"keyPair")"));
+  staged = host_.Stage("", "Secret", {sdk::testing::FakeChange::Delete(ref)});
+  ASSERT_TRUE(staged.ok()) << staged.status;
+  EXPECT_TRUE(staged.puts.empty());
 }
 
 TEST_F(plugin_secret, TlsMaterialChecks) {

@@ -33,6 +33,9 @@ struct TlsMaterial {
 TlsMaterial CheckTlsMaterial(std::string_view cert_pem, std::string_view key_pem,
                              int64_t now_unix_ms);
 
+// Sha256 returns the hex SHA-256 of `a` followed by `b` ("" if OpenSSL fails).
+std::string Sha256(std::string_view a, std::string_view b = {});
+
 // Base64Decode decodes standard, padded base64; nullopt when malformed.
 std::optional<std::string> Base64Decode(std::string_view in);
 

@@ -164,6 +164,16 @@ Status ProcessTlsPolicy(const sdk::Object& obj, sdk::ProcessContext& ctx,
   sdk::Condition resolved = ResolveSecrets(*spec, ns, ctx);
 
   result.SetSynced(SyncedJson(obj, *spec));
+  // Sync scope: the policy goes with its Gateways, its Secrets' material with the policy.
+  for (const TargetRef& t : spec->targets)
+    result.LinkParent({kGatewayGroup, "Gateway", ns, t.name});
+  auto link_secret = [&](const SecretRef& ref) {
+    result.LinkReference({"", "Secret", ref.ns.empty() ? ns : ref.ns, ref.name});
+  };
+  if (spec->certificate) link_secret(*spec->certificate);
+  if (spec->client_certificate) {
+    for (const SecretRef& ref : spec->client_certificate->ca_refs) link_secret(ref);
+  }
   sdk::JsonWriter exported;
   exported.BeginObject();
   WriteTargetsAndHostnames(exported, *spec, ns);

@@ -60,7 +60,7 @@ TEST_F(plugin_tls, RegistersTheKind) {
   EXPECT_EQ(kind->plural, "tlspolicies");
   EXPECT_EQ(kind->reads, (std::vector<std::string>{"Gateway.gateway.networking.k8s.io", "Secret",
                                                    "ReferenceGrant.gateway.networking.k8s.io"}));
-  EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_ALWAYS);
+  EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_ATTACHED);
 }
 
 TEST_F(plugin_tls, ValidPolicySyncsNormalisedSettings) {

@@ -9,8 +9,9 @@ wait for /readyz, then poll every statusChecks entry through the admin API (100 
 deadline) and evaluate it as the README's "statusChecks format" says. followUps: perform their
 actions (a delete goes through DELETE /api/v1/objects/...?wait=true), then their statusChecks.
 
-A check that fails only on what needs a gateway (Programmed conditions, Gateway addresses: the
-ConfigSync issue) is reported as skipped. Prints one line per file (failures indented below it)
+With --gateway, a portico-gateway serving the GatewayClass connects to the controller over
+ConfigSync, so Programmed conditions and Gateway addresses come from its acks; without it, a check
+that fails only on those is reported as skipped. Prints one line per file (failures indented below it)
 and a final line exactly "N passed, M failed, K skipped" (checks).
 
 With --expected-failures FILE (lines "file.json: check description", '#' comments), the exit
@@ -26,7 +27,6 @@ import concurrent.futures
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +34,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "integration"))
+import portico_procs  # noqa: E402
 
 GATEWAY_API = "gateway.networking.k8s.io"
 CONTROLLER_NAME = "portico.io/gateway-controller"
@@ -110,14 +114,16 @@ def stale_generation(obj, condition_lists):
 
 
 class Outcome:
-    """Collects failures, remembering whether each needs a gateway."""
+    """Collects failures, remembering whether each needs a gateway (skipped when none runs)."""
+
+    with_gateway = False  # set by main() when --gateway is given
 
     def __init__(self):
         self.hard = []
         self.gateway = []
 
     def fail(self, reason, gateway_only=False):
-        (self.gateway if gateway_only else self.hard).append(reason)
+        (self.gateway if gateway_only and not Outcome.with_gateway else self.hard).append(reason)
 
     def result(self):
         if self.hard:
@@ -408,57 +414,6 @@ def write_config(conf, base, secrets, test):
                 json.dump(obj, f, indent=1)
 
 
-class Controller:
-    """A portico-controller process on a temporary config directory."""
-
-    def __init__(self, binary, plugin_dir, workdir, conf):
-        self.port_file = os.path.join(workdir, "admin.port")
-        self.log_path = os.path.join(workdir, "controller.log")
-        self.log = open(self.log_path, "w")
-        self.process = subprocess.Popen(
-            [binary, "--config-dir", conf, "--plugin-dir", plugin_dir, "--admin-port", "0",
-             "--admin-port-file", self.port_file, "--testing", "--debounce-ms", "20",
-             "--log-level", "warn"],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        self.admin = None
-
-    def wait_ready(self, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError("portico-controller exited with %d: %s" %
-                                   (self.process.returncode, self.tail()))
-            if self.admin is None and os.path.exists(self.port_file):
-                with open(self.port_file) as f:
-                    text = f.read().strip()
-                if text:
-                    self.admin = Admin(int(text))
-            if self.admin is not None:
-                try:
-                    status, _ = self.admin.call("GET", "/readyz", timeout=2)
-                    if status == 200:
-                        return self.admin
-                except (urllib.error.URLError, OSError):
-                    pass
-            time.sleep(0.05)
-        raise RuntimeError("portico-controller not ready within %ds: %s" % (timeout, self.tail()))
-
-    def tail(self):
-        self.log.flush()
-        with open(self.log_path, errors="replace") as f:
-            return " | ".join(f.read().strip().splitlines()[-5:])
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
-
-
 def perform(action, admin):
     if action.get("op") != "delete":
         return "unsupported action %s" % action.get("op")
@@ -484,11 +439,20 @@ def run_file(path, args, base, secrets):
     conf = os.path.join(workdir, "conf")
     os.makedirs(conf)
     results = []
-    controller = None
+    procs = []
     try:
         write_config(conf, base, secrets, test)
-        controller = Controller(args.controller, args.plugin_dir, workdir, conf)
-        admin = controller.wait_ready(args.ready_timeout)
+        binaries = portico_procs.Binaries(args.controller, args.gateway, None, args.plugin_dir)
+        controller = portico_procs.Controller(binaries, conf, workdir, log_level="warn")
+        procs.append(controller)
+        controller.wait_ready(args.ready_timeout)
+        admin = Admin(controller.admin.port)
+        if args.gateway:
+            # One gateway serving every Gateway of the class, so Programmed and addresses come
+            # from real acks.
+            procs.append(portico_procs.Gateway(
+                binaries, workdir, controller.sync_address(), gateway_class=GATEWAY_CLASS,
+                snapshot=False, log_level="warn"))
         phases = [("", test.get("statusChecks", []), [])]
         for i, follow in enumerate(test.get("followUps", [])):
             label = "followUp %d (%s): " % (i + 1, follow.get("name", ""))
@@ -507,11 +471,11 @@ def run_file(path, args, base, secrets):
                     description += " #%d" % seen[description]
                 results.append((description, outcome, reason))
         return name, results, None
-    except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+    except (RuntimeError, OSError, subprocess.CalledProcessError, AssertionError) as e:
         return name, results, str(e)
     finally:
-        if controller is not None:
-            controller.stop()
+        for p in reversed(procs):
+            p.stop()
         if args.keep:
             print("  (kept %s)" % workdir, file=sys.stderr)
         else:
@@ -532,6 +496,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--controller", required=True, help="portico-controller binary")
     parser.add_argument("--plugin-dir", required=True, help="directory of the built plugins")
+    parser.add_argument("--gateway", help="portico-gateway binary: Programmed and addresses are "
+                        "then checked (else skipped)")
     parser.add_argument("--conformance-dir", required=True,
                         help="the Gateway API conformance data (../shared/conformance/gateway-api)")
     parser.add_argument("--expected-failures", help="file of 'file.json: check' lines")
@@ -546,6 +512,7 @@ def main():
                         help="print failing checks only when they are not expected")
     parser.add_argument("files", nargs="*", help="only these test files (names)")
     args = parser.parse_args()
+    Outcome.with_gateway = bool(args.gateway)
 
     if not os.path.isdir(args.conformance_dir):
         print("SKIP: conformance data not found at %s (it lives in ../shared/conformance/"

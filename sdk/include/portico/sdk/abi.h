@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define PORTICO_ABI_MAJOR 1
-#define PORTICO_ABI_MINOR 0
+#define PORTICO_ABI_MINOR 1
 
 /* The exported entry symbol for ABI major 1, and the ELF section holding the manifest. */
 #define PORTICO_ENTRY_V1 "portico_plugin_v1"
@@ -163,7 +163,21 @@ typedef struct portico_process_result {
   void* host;
   void (*contribute)(void* host, const portico_object_ref* target, portico_str topic,
                      portico_str json);
+  /* ABI 1.1: declares a sync-scope link from this object to `target` (portico_link_type). Check
+   * struct_size (PORTICO_HAS_FIELD) before calling: an ABI 1.0 host has no such member. */
+  void (*link)(void* host, const portico_object_ref* target, int type);
 } portico_process_result;
+
+/* portico_link_type: how a link decides which gateways receive what (DESIGN.md §5).
+ *  PARENT: this object goes to every gateway that holds `target` (a route to its Gateways, a
+ *          Gateway to its GatewayClass, a policy to its targets): kinds synced "attached".
+ *  REFERENCE: `target`, of a kind synced "toReferrers", goes to every gateway that holds this
+ *          object (a Gateway to the Secret whose certificate it serves).
+ * A processing run's links replace the object's previous ones. */
+typedef enum portico_link_type {
+  PORTICO_LINK_PARENT = 0,
+  PORTICO_LINK_REFERENCE = 1
+} portico_link_type;
 
 /* portico_process_fn: validates and resolves one object. Returns PORTICO_OK, or an error code
  * with a message (naming the field) written to `error`; on error the host keeps the previous
@@ -177,7 +191,8 @@ typedef portico_code (*portico_process_fn)(void* user, const portico_object* obj
 typedef enum portico_sync_policy {
   PORTICO_SYNC_NEVER = 0,        /* stays on the controller (Secret, ReferenceGrant, Namespace) */
   PORTICO_SYNC_ALWAYS = 1,       /* every gateway with a handler for the kind */
-  PORTICO_SYNC_TO_REFERRERS = 2  /* only gateways holding an object that references it */
+  PORTICO_SYNC_TO_REFERRERS = 2, /* only gateways holding an object that references it */
+  PORTICO_SYNC_ATTACHED = 3      /* only gateways serving it or holding a parent (links) */
 } portico_sync_policy;
 
 /* ---------------------------------------------------------------- gateway side */

@@ -84,13 +84,14 @@ inline uint32_t CapabilityBit(std::string_view name) {
   return 0;
 }
 
-// SyncPolicyFromName maps "never" | "always" | "toReferrers".
+// SyncPolicyFromName maps "never" | "always" | "toReferrers" | "attached".
 inline StatusOr<portico_sync_policy> SyncPolicyFromName(std::string_view name) {
   if (name.empty() || name == "never") return PORTICO_SYNC_NEVER;
   if (name == "always") return PORTICO_SYNC_ALWAYS;
   if (name == "toReferrers") return PORTICO_SYNC_TO_REFERRERS;
+  if (name == "attached") return PORTICO_SYNC_ATTACHED;
   return InvalidArgumentError("unknown sync policy \"" + std::string(name) +
-                              "\" (expected never, always or toReferrers)");
+                              "\" (expected never, always, toReferrers or attached)");
 }
 
 namespace detail {
@@ -202,6 +203,12 @@ inline void WriteResult(const ProcessResult& r, const portico_process_result* ou
     for (const auto& c : r.contributions()) {
       portico_object_ref target = c.target.ToC();
       out->contribute(out->host, &target, Str(c.topic), Str(c.json));
+    }
+  }
+  if (PORTICO_HAS_FIELD(out, portico_process_result, link) && out->link != nullptr) {
+    for (const auto& [target, type] : r.links()) {
+      portico_object_ref ref = target.ToC();
+      out->link(out->host, &ref, type);
     }
   }
 }

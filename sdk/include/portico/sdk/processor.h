@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "portico/sdk/json.h"
@@ -125,17 +126,25 @@ class ProcessResult {
   void Contribute(ObjectRef target, std::string topic, std::string json) {
     contributions_.push_back({std::move(target), std::move(topic), std::move(json)});
   }
+  // LinkParent: this object goes to every gateway that holds `parent` (abi.h, portico_link_type).
+  void LinkParent(ObjectRef parent) { links_.push_back({std::move(parent), PORTICO_LINK_PARENT}); }
+  // LinkReference: `target` (synced "toReferrers") goes to every gateway that holds this object.
+  void LinkReference(ObjectRef target) {
+    links_.push_back({std::move(target), PORTICO_LINK_REFERENCE});
+  }
 
   const std::optional<std::string>& synced() const { return synced_; }
   const std::optional<std::string>& status() const { return status_; }
   const std::optional<std::string>& export_view() const { return export_; }
   const std::vector<Contribution>& contributions() const { return contributions_; }
+  const std::vector<std::pair<ObjectRef, portico_link_type>>& links() const { return links_; }
 
  private:
   std::optional<std::string> synced_;
   std::optional<std::string> status_;
   std::optional<std::string> export_;
   std::vector<Contribution> contributions_;
+  std::vector<std::pair<ObjectRef, portico_link_type>> links_;
 };
 
 // ProcessFn validates and resolves one object into a ProcessResult.

@@ -55,6 +55,8 @@ struct ProcessOutcome {
   std::optional<std::string> status_json;
   std::optional<std::string> export_json;
   std::vector<Contribution> contributions;
+  // Sync-scope links the processor declared (abi.h, portico_link_type), in call order.
+  std::vector<std::pair<ObjectRef, portico_link_type>> links;
   // One line per read, in call order: "get Kind ns/name hit|miss", "list Kind ns|* [selector]",
   // "reference FromKind from_ns -> Kind ns/name allowed|denied", "extension Kind ns/name
   // hit|miss", "secret ns/name hit|miss". Cluster-scoped objects are named without "ns/".
@@ -264,12 +266,14 @@ class FakeHost {
                                   *status.sink(),
                                   *export_view.sink(),
                                   &out,
-                                  &OnContribute};
+                                  &OnContribute,
+                                  &OnLink};
     StringSink error;
     portico_code code = k->process(k->user, &obj, &ctx, &result, error.sink());
     if (code != PORTICO_OK) {
       out.status = Status(static_cast<StatusCode>(code), error.take());
       out.contributions.clear();
+      out.links.clear();
       return out;
     }
     if (synced.written()) out.synced = synced.take();
@@ -623,6 +627,11 @@ class FakeHost {
     call->self->metrics_[{std::string(View(name)), call->kind}] += delta;
   }
   static int64_t OnNow(void* host) { return static_cast<Call*>(host)->self->now_ms_; }
+
+  static void OnLink(void* host, const portico_object_ref* target, int type) {
+    auto* out = static_cast<ProcessOutcome*>(host);
+    out->links.emplace_back(ObjectRef::FromC(*target), static_cast<portico_link_type>(type));
+  }
 
   static void OnContribute(void* host, const portico_object_ref* target, portico_str topic,
                            portico_str json) {

@@ -1,14 +1,15 @@
 // admin_server.h: AdminServer, the admin API's HTTP/1.1 server on Boost.Beast (DESIGN.md §6):
 // keep-alive, bounded headers and bodies (413 past max_body_bytes, decided from Content-Length
 // before the body is read), "Expect: 100-continue", idle and read timeouts. It knows nothing of
-// the controller: every complete request goes to an AdminHandler (admin_router.h).
+// the binary serving it (controller or gateway): every complete request goes to an AdminHandler
+// (controller/admin/admin_router.h, gateway/admin/gateway_admin.h).
 //
 // Threading: one I/O thread runs all sockets; handlers run on a small pool so a slow one (an
 // apply that waits for processing) never stalls /healthz. A connection handles one request at
 // a time. Ownership: the handler must stay callable until Stop() returns; Stop() (also run by
 // the destructor) closes the listener, drops open connections and waits for running handlers.
-#ifndef PORTICO_CONTROLLER_ADMIN_ADMIN_SERVER_H_
-#define PORTICO_CONTROLLER_ADMIN_ADMIN_SERVER_H_
+#ifndef PORTICO_CORE_ADMIN_ADMIN_SERVER_H_
+#define PORTICO_CORE_ADMIN_ADMIN_SERVER_H_
 
 #include <chrono>
 #include <cstddef>
@@ -17,10 +18,10 @@
 #include <memory>
 #include <string>
 
-#include "controller/admin/admin_http.h"
+#include "core/admin/admin_http.h"
 #include "portico/sdk/status.h"
 
-namespace portico::controller::admin {
+namespace portico::core::admin {
 
 struct AdminServerOptions {
   std::string address = "127.0.0.1";
@@ -31,6 +32,7 @@ struct AdminServerOptions {
   // Time allowed to receive a whole request, and to wait for the next one on an idle
   // keep-alive connection.
   std::chrono::milliseconds read_timeout = std::chrono::seconds(30);
+  std::string server_name = "portico-controller";  // the Server header
 };
 
 // AdminHandler answers one request; it may block. Exceptions become a 500.
@@ -59,6 +61,6 @@ class AdminServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace portico::controller::admin
+}  // namespace portico::core::admin
 
-#endif  // PORTICO_CONTROLLER_ADMIN_ADMIN_SERVER_H_
+#endif  // PORTICO_CORE_ADMIN_ADMIN_SERVER_H_

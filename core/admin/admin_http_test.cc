@@ -1,5 +1,5 @@
 // admin_http_test.cc: request targets, escapes and error bodies.
-#include "controller/admin/admin_http.h"
+#include "core/admin/admin_http.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "portico/sdk/json.h"
 
-namespace portico::controller::admin {
+namespace portico::core::admin {
 namespace {
 
 TEST(AdminHttpTest, ParsesTargets) {
@@ -42,4 +42,4 @@ TEST(AdminHttpTest, EncodesAndMapsCodes) {
 }
 
 }  // namespace
-}  // namespace portico::controller::admin
+}  // namespace portico::core::admin

@@ -1,6 +1,6 @@
 #include <utility>  // Boost 1.74's asio needs it first with GCC 12 and C++20 (DESIGN.md §9)
 
-#include "controller/admin/admin_server.h"
+#include "core/admin/admin_server.h"
 
 #include <spdlog/spdlog.h>
 
@@ -20,7 +20,7 @@
 #include <optional>
 #include <thread>
 
-namespace portico::controller::admin {
+namespace portico::core::admin {
 namespace {
 
 namespace net = boost::asio;
@@ -152,7 +152,7 @@ class Session : public std::enable_shared_from_this<Session> {
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(version_ == 0 ? 11 : version_);
     res->result(static_cast<unsigned>(response.status));
-    res->set(http::field::server, "portico-controller");
+    res->set(http::field::server, shared_->options.server_name);
     res->set(http::field::content_type, response.content_type);
     for (const auto& [name, value] : response.headers) res->set(name, value);
     res->body() = response.body;
@@ -282,4 +282,4 @@ std::string AdminServer::Endpoint() const {
   return impl_->address + ":" + std::to_string(impl_->port);
 }
 
-}  // namespace portico::controller::admin
+}  // namespace portico::core::admin

@@ -1,11 +1,11 @@
-#include "controller/admin/admin_http.h"
+#include "core/admin/admin_http.h"
 
 #include "core/common/percent_encoding.h"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-namespace portico::controller::admin {
+namespace portico::core::admin {
 
 Status ParseTarget(std::string_view target, std::string* path,
                    std::map<std::string, std::string, std::less<>>* query) {
@@ -137,4 +137,4 @@ AdminResponse ErrorFor(const Status& status) {
   return ErrorResponse(HttpStatusFor(status.code()), status.message());
 }
 
-}  // namespace portico::controller::admin
+}  // namespace portico::core::admin

@@ -1,10 +1,10 @@
 // admin_http.h: AdminRequest and AdminResponse, the HTTP exchange between the admin server
-// (admin_server.h, sockets and framing) and the router (admin_router.h, meaning), plus the
-// helpers both use: target splitting, percent-decoding and JSON error bodies.
+// (admin_server.h, sockets and framing) and a router (meaning; controller/admin/admin_router.h),
+// plus the helpers both use: target splitting, percent-decoding and JSON error bodies.
 //
 // Thread-safety: value types and pure functions.
-#ifndef PORTICO_CONTROLLER_ADMIN_ADMIN_HTTP_H_
-#define PORTICO_CONTROLLER_ADMIN_ADMIN_HTTP_H_
+#ifndef PORTICO_CORE_ADMIN_ADMIN_HTTP_H_
+#define PORTICO_CORE_ADMIN_ADMIN_HTTP_H_
 
 #include <map>
 #include <string>
@@ -14,7 +14,7 @@
 
 #include "portico/sdk/status.h"
 
-namespace portico::controller::admin {
+namespace portico::core::admin {
 
 // AdminRequest is a request as the router sees it.
 struct AdminRequest {
@@ -53,6 +53,6 @@ std::string_view ReasonFor(int status);
 // ErrorFor is ErrorResponse(HttpStatusFor(status.code()), status.message()).
 AdminResponse ErrorFor(const Status& status);
 
-}  // namespace portico::controller::admin
+}  // namespace portico::core::admin
 
-#endif  // PORTICO_CONTROLLER_ADMIN_ADMIN_HTTP_H_
+#endif  // PORTICO_CORE_ADMIN_ADMIN_HTTP_H_

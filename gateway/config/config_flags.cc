@@ -1,0 +1,99 @@
+#include "gateway/config/config_flags.h"
+
+namespace portico::gateway {
+namespace {
+
+// Setting registers one option bound to `field` of flags->values.
+template <typename T>
+CLI::Option* Setting(CLI::App& app, ConfigFlags* flags, const std::string& name,
+                     T GatewayConfig::*field, const std::string& help) {
+  CLI::Option* option = app.add_option(name, flags->values.*field, help)->capture_default_str();
+  flags->settings.emplace_back(
+      option, [field](const GatewayConfig& from, GatewayConfig* to) { to->*field = from.*field; });
+  return option;
+}
+
+}  // namespace
+
+void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
+  app.add_option("-c,--config", flags->config_file, "portico-gateway.toml to read settings from")
+      ->check(CLI::ExistingFile);
+  Setting(app, flags, "--controller", &GatewayConfig::controller,
+          "ConfigSync address of portico-controller (host:port)");
+  Setting(app, flags, "--name", &GatewayConfig::name, "Name of this gateway (default: host name)");
+  Setting(app, flags, "--gateway", &GatewayConfig::gateways,
+          "A Gateway to serve, namespace/name (repeatable)")
+      ->take_all();
+  Setting(app, flags, "--gateway-class", &GatewayConfig::gateway_class,
+          "Serve every Gateway of this GatewayClass");
+  Setting(app, flags, "--advertise-address", &GatewayConfig::addresses,
+          "An address this gateway serves traffic on, reported to the controller (repeatable)")
+      ->take_all();
+  Setting(app, flags, "--plugin-dir", &GatewayConfig::plugin_dir,
+          "Directory of plugin .so files (default: the installed plugins)");
+  Setting(app, flags, "--snapshot-path", &GatewayConfig::snapshot_path,
+          "File holding the last synced configuration (written behind; read at start-up)");
+  Setting(app, flags, "--admin-address", &GatewayConfig::admin_address, "Address of the admin API");
+  Setting(app, flags, "--admin-port", &GatewayConfig::admin_port,
+          "Port of the admin API (0: any free port)");
+  Setting(app, flags, "--admin-port-file", &GatewayConfig::admin_port_file,
+          "Write the admin API's bound port to this file once it listens");
+  Setting(app, flags, "--workers", &GatewayConfig::workers,
+          "Data-plane worker threads (0: one per CPU core)");
+  Setting(app, flags, "--log-level", &GatewayConfig::log_level,
+          "trace, debug, info, warn, error, critical or off");
+  app.add_option("--sync-ca-file", flags->sync_ca_file,
+                 "ConfigSync mutual TLS: CA certificate (PEM) the controller's certificate "
+                 "chains to (with --sync-cert-file and --sync-key-file)");
+  app.add_option("--sync-cert-file", flags->sync_cert_file,
+                 "ConfigSync mutual TLS: this gateway's client certificate (PEM)");
+  app.add_option("--sync-key-file", flags->sync_key_file,
+                 "ConfigSync mutual TLS: the client certificate's private key (PEM)");
+  app.add_option("--sync-server-name", flags->sync_server_name,
+                 "ConfigSync mutual TLS: the name expected in the controller's certificate");
+  app.add_flag("--check", flags->check, "Load plugins, print the inventory and exit");
+}
+
+StatusOr<GatewayConfig> ResolveConfig(const ConfigFlags& flags) {
+  GatewayConfig config;
+  if (!flags.config_file.empty()) {
+    PORTICO_RETURN_IF_ERROR(LoadConfigFile(flags.config_file, &config));
+  }
+  for (const auto& [option, copy] : flags.settings) {
+    if (option->count() > 0) copy(flags.values, &config);
+  }
+  if (config.name.empty()) config.name = DefaultGatewayName();
+  bool any_file =
+      !flags.sync_ca_file.empty() || !flags.sync_cert_file.empty() || !flags.sync_key_file.empty();
+  if (any_file) {
+    if (flags.sync_ca_file.empty() || flags.sync_cert_file.empty() || flags.sync_key_file.empty()) {
+      return InvalidArgumentError(
+          "--sync-ca-file, --sync-cert-file and --sync-key-file go together");
+    }
+    core::SyncSecurity security;
+    security.enabled = true;
+    security.active.name = "command line";
+    security.active.ca_file = std::filesystem::absolute(flags.sync_ca_file);
+    security.active.cert_file = std::filesystem::absolute(flags.sync_cert_file);
+    security.active.key_file = std::filesystem::absolute(flags.sync_key_file);
+    for (const auto& file :
+         {security.active.ca_file, security.active.cert_file, security.active.key_file}) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(file, ec)) {
+        return InvalidArgumentError("ConfigSync TLS file " + file.string() + " does not exist");
+      }
+    }
+    config.sync_security = std::move(security);
+  }
+  if (!flags.sync_server_name.empty()) {
+    if (!config.sync_security.enabled) {
+      return InvalidArgumentError(
+          "--sync-server-name needs mutual TLS (--sync-*-file or [conf_sync_security])");
+    }
+    config.sync_security.active.server_name = flags.sync_server_name;
+  }
+  PORTICO_RETURN_IF_ERROR(config.Validate());
+  return config;
+}
+
+}  // namespace portico::gateway

@@ -1,0 +1,92 @@
+// gateway_config.h: GatewayConfig, every setting of portico-gateway (DESIGN.md §7), read from
+// portico-gateway.toml and from flags (config_flags.h); a flag given on the command line
+// overrides the file, the file overrides the defaults, and the defaults work: a bare
+// `portico-gateway` connects to 127.0.0.1:5810 as its host name.
+//
+// portico-gateway.toml (every key optional; unknown keys are errors naming file and line):
+//   controller    = "127.0.0.1:5810"        # ConfigSync address of portico-controller
+//   name          = "edge-1"                # default: the host name
+//   addresses     = ["127.0.0.1"]           # where this gateway serves traffic (Hello.addresses)
+//   plugin_dir    = "/usr/lib/portico/plugins"
+//   snapshot_path = "/var/lib/portico/gateway.snapshot"  # "" (default): no snapshot file
+//   workers       = 0                       # data-plane threads; 0: one per CPU core
+//   log_level     = "info"
+//   [serve]                                 # what this gateway serves (one or both)
+//   gateways      = ["default/web"]         # "namespace/name" ("name": namespace default)
+//   gateway_class = "portico"
+//   [admin]
+//   address   = "127.0.0.1"
+//   port      = 5900                        # 0: any free port
+//   port_file = ""                          # write the bound port here (tests)
+//   [conf_sync_security]                    # mutual TLS to the controller (core/sync/
+//   ...                                     #   sync_security.h); absent: plaintext
+// Relative paths are relative to the file.
+//
+// Thread-safety: value types and pure functions.
+#ifndef PORTICO_GATEWAY_CONFIG_GATEWAY_CONFIG_H_
+#define PORTICO_GATEWAY_CONFIG_GATEWAY_CONFIG_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/sync/sync_security.h"
+#include "portico/sdk/status.h"
+
+namespace portico::gateway {
+
+// GatewayRef is one served Gateway ("namespace/name").
+struct GatewayRef {
+  std::string ns;
+  std::string name;
+
+  friend bool operator==(const GatewayRef&, const GatewayRef&) = default;
+  std::string ToString() const { return ns + "/" + name; }
+};
+
+struct GatewayConfig {
+  std::string controller = "127.0.0.1:5810";
+  std::string name;                   // empty: DefaultGatewayName() (ResolveConfig fills it in)
+  std::vector<std::string> gateways;  // "namespace/name" or "name" (ParseGatewayRef)
+  std::string gateway_class;
+  std::vector<std::string> addresses = {"127.0.0.1"};
+  std::string plugin_dir;     // empty: core::DefaultPluginDir()
+  std::string snapshot_path;  // empty: no snapshot file
+  std::string admin_address = "127.0.0.1";
+  uint16_t admin_port = 5900;
+  std::string admin_port_file;
+  int workers = 0;  // 0: one per CPU core
+  std::string log_level = "info";
+  core::SyncSecurity sync_security;  // [conf_sync_security]; disabled when absent
+  // The TOML file the settings came from ("" when none); informational.
+  std::string config_file;
+
+  // Validate checks values: a "host:port" controller, gateway references, workers in [0, 256],
+  // a known log level, a non-empty admin address.
+  Status Validate() const;
+  // ServedGateways parses `gateways` (Validate must have passed).
+  std::vector<GatewayRef> ServedGateways() const;
+};
+
+// ParseGatewayRef reads "namespace/name" or "name" (namespace "default"). INVALID_ARGUMENT for
+// empty parts or more than one '/'.
+StatusOr<GatewayRef> ParseGatewayRef(std::string_view text);
+
+// DefaultGatewayName is the host name ("portico-gateway" when it cannot be read).
+std::string DefaultGatewayName();
+
+// ParseConfigToml applies the settings of TOML `text` on top of `config`. `file` names the file
+// in errors ("portico-gateway.toml:3: workers: expected an integer") and is the base of relative
+// paths. INVALID_ARGUMENT on a syntax error, a wrong type, an out-of-range value, an unknown key
+// or a bad [conf_sync_security] table (as core::ParseSyncSecurity reports it).
+Status ParseConfigToml(std::string_view text, const std::filesystem::path& file,
+                       GatewayConfig* config);
+
+// LoadConfigFile reads `file` and applies it (ParseConfigToml). NOT_FOUND when it cannot be read.
+Status LoadConfigFile(const std::filesystem::path& file, GatewayConfig* config);
+
+}  // namespace portico::gateway
+
+#endif  // PORTICO_GATEWAY_CONFIG_GATEWAY_CONFIG_H_

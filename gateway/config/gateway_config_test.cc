@@ -1,0 +1,215 @@
+// gateway_config_test.cc: portico-gateway.toml parsing and its merge with flags.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gateway/config/config_flags.h"
+#include "gateway/config/gateway_config.h"
+
+namespace portico::gateway {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "portico-gwconfig-XXXXXX").string();
+    EXPECT_NE(mkdtemp(pattern.data()), nullptr);
+    path_ = pattern;
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+TEST(GatewayConfigTest, DefaultsWork) {
+  GatewayConfig config;
+  EXPECT_TRUE(config.Validate().ok());
+  EXPECT_EQ(config.controller, "127.0.0.1:5810");
+  EXPECT_EQ(config.admin_address, "127.0.0.1");
+  EXPECT_EQ(config.admin_port, 5900);
+  EXPECT_EQ(config.addresses, std::vector<std::string>{"127.0.0.1"});
+  EXPECT_EQ(config.snapshot_path, "");
+  EXPECT_FALSE(config.sync_security.enabled);
+  EXPECT_FALSE(DefaultGatewayName().empty());
+}
+
+TEST(GatewayConfigTest, ParsesEveryKey) {
+  GatewayConfig config;
+  Status status = ParseConfigToml(R"(
+controller = "10.0.0.1:6810"
+name = "edge-1"
+addresses = ["192.0.2.1", "2001:db8::1"]
+plugin_dir = "plugins"
+snapshot_path = "state/gateway.snapshot"
+workers = 4
+log_level = "debug"
+[serve]
+gateways = ["infra/web", "api"]
+gateway_class = "portico"
+[admin]
+address = "0.0.0.0"
+port = 0
+port_file = "run/admin.port"
+)",
+                                  "/etc/portico/portico-gateway.toml", &config);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(config.controller, "10.0.0.1:6810");
+  EXPECT_EQ(config.name, "edge-1");
+  EXPECT_EQ(config.addresses, (std::vector<std::string>{"192.0.2.1", "2001:db8::1"}));
+  EXPECT_EQ(config.plugin_dir, "/etc/portico/plugins");
+  EXPECT_EQ(config.snapshot_path, "/etc/portico/state/gateway.snapshot");
+  EXPECT_EQ(config.workers, 4);
+  EXPECT_EQ(config.log_level, "debug");
+  EXPECT_EQ(config.gateway_class, "portico");
+  std::vector<GatewayRef> served = config.ServedGateways();
+  ASSERT_EQ(served.size(), 2u);
+  EXPECT_EQ(served[0], (GatewayRef{"infra", "web"}));
+  EXPECT_EQ(served[1], (GatewayRef{"default", "api"}));
+  EXPECT_EQ(config.admin_address, "0.0.0.0");
+  EXPECT_EQ(config.admin_port, 0);
+  EXPECT_EQ(config.admin_port_file, "/etc/portico/run/admin.port");
+  EXPECT_EQ(config.config_file, "/etc/portico/portico-gateway.toml");
+  EXPECT_TRUE(config.Validate().ok());
+}
+
+TEST(GatewayConfigTest, ErrorsNameFileLineAndKey) {
+  struct Case {
+    const char* toml;
+    const char* want;
+  };
+  std::vector<Case> cases = {
+      {"workers = \"two\"\n", "g.toml:1: workers: expected an integer"},
+      {"\n\nworkrs = 2\n", "g.toml:3: unknown setting \"workrs\""},
+      {"[admin]\nport = 70000\n", "g.toml:2: admin.port: 70000 is out of range [0, 65535]"},
+      {"[serve]\ngateway = [\"a\"]\n", "g.toml:2: unknown setting \"serve.gateway\""},
+      {"[serve]\ngateways = [\"a/b/c\"]\n", "g.toml:2: serve.gateways: gateway \"a/b/c\""},
+      {"[serve]\ngateways = \"a\"\n", "g.toml:2: serve.gateways: expected an array of strings"},
+      {"addresses = [1]\n", "g.toml:1: addresses: expected an array of strings"},
+      {"controller = \"nohost\"\n", "g.toml:1: controller: \"nohost\" is not host:port"},
+      {"controller = \"h:99999\"\n", "g.toml:1: controller:"},
+      {"log_level = \"loud\"\n", "g.toml:1: log_level: \"loud\" is not one of"},
+      {"serve = 3\n", "g.toml:1: serve: expected a table"},
+      {"workers = \n", "g.toml:1:"},
+      {"[conf_sync_security]\nactive = \"nope\"\n", "conf_sync_security"},
+  };
+  for (const Case& c : cases) {
+    GatewayConfig config;
+    Status status = ParseConfigToml(c.toml, "g.toml", &config);
+    ASSERT_FALSE(status.ok()) << c.toml;
+    EXPECT_NE(status.message().find(c.want), std::string::npos)
+        << "got: " << status.message() << "\nwant: " << c.want;
+  }
+}
+
+TEST(GatewayConfigTest, SyncSecurityResolvesAgainstTheFile) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "certs");
+  for (const char* name : {"ca.crt", "client.crt", "client.key"}) {
+    std::ofstream(dir.path() / "certs" / name) << "x";
+  }
+  GatewayConfig config;
+  Status status = ParseConfigToml(R"(
+[conf_sync_security]
+active = "prod"
+[[conf_sync_security.certs]]
+name = "prod"
+ca_file = "certs/ca.crt"
+cert_file = "certs/client.crt"
+key_file = "certs/client.key"
+)",
+                                  dir.path() / "portico-gateway.toml", &config);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(config.sync_security.enabled);
+  EXPECT_EQ(config.sync_security.active.name, "prod");
+  EXPECT_EQ(config.sync_security.active.ca_file, dir.path() / "certs/ca.crt");
+}
+
+// Parse runs the flags over `args` (argv[0] included).
+StatusOr<GatewayConfig> Parse(std::vector<std::string> args, ConfigFlags* flags) {
+  CLI::App app;
+  AddConfigFlags(app, flags);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    return InvalidArgumentError(e.what());
+  }
+  return ResolveConfig(*flags);
+}
+
+TEST(GatewayConfigFlagsTest, NoArgumentsWork) {
+  ConfigFlags flags;
+  auto config = Parse({"portico-gateway"}, &flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->controller, "127.0.0.1:5810");
+  EXPECT_EQ(config->name, DefaultGatewayName());
+  EXPECT_EQ(config->admin_port, 5900);
+  EXPECT_FALSE(flags.check);
+}
+
+TEST(GatewayConfigFlagsTest, FlagsOverrideTheFileAndDefaultsDoNot) {
+  TempDir dir;
+  fs::path file = dir.path() / "portico-gateway.toml";
+  std::ofstream(file) << "name = \"from-file\"\nworkers = 6\nsnapshot_path = \"snap\"\n"
+                         "[serve]\ngateways = [\"a/b\"]\n[admin]\nport = 7000\n";
+  ConfigFlags flags;
+  auto config = Parse(
+      {"portico-gateway", "--config", file.string(), "--admin-port", "0", "--gateway", "x/y",
+       "--gateway", "z", "--advertise-address", "192.0.2.7", "--controller", "ctl:5811", "--check"},
+      &flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->name, "from-file");                              // from the file
+  EXPECT_EQ(config->workers, 6);                                     // flag default does not win
+  EXPECT_EQ(config->snapshot_path, (dir.path() / "snap").string());  // relative to the file
+  EXPECT_EQ(config->admin_port, 0);                                  // the flag wins
+  EXPECT_EQ(config->gateways, (std::vector<std::string>{"x/y", "z"}));
+  EXPECT_EQ(config->addresses, std::vector<std::string>{"192.0.2.7"});
+  EXPECT_EQ(config->controller, "ctl:5811");
+  EXPECT_TRUE(flags.check);
+
+  ConfigFlags bad;
+  auto invalid = Parse({"portico-gateway", "--gateway", "a/b/c"}, &bad);
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_NE(invalid.status().message().find("a/b/c"), std::string::npos);
+  ConfigFlags half_tls;
+  auto half = Parse({"portico-gateway", "--sync-ca-file", file.string()}, &half_tls);
+  ASSERT_FALSE(half.ok());
+  EXPECT_NE(half.status().message().find("go together"), std::string::npos);
+}
+
+TEST(GatewayConfigFlagsTest, TlsFilesFromFlags) {
+  TempDir dir;
+  for (const char* name : {"ca.crt", "client.crt", "client.key"}) {
+    std::ofstream(dir.path() / name) << "x";
+  }
+  ConfigFlags flags;
+  auto config =
+      Parse({"portico-gateway", "--sync-ca-file", (dir.path() / "ca.crt").string(),
+             "--sync-cert-file", (dir.path() / "client.crt").string(), "--sync-key-file",
+             (dir.path() / "client.key").string(), "--sync-server-name", "controller.test"},
+            &flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->sync_security.enabled);
+  EXPECT_EQ(config->sync_security.active.cert_file, dir.path() / "client.crt");
+  EXPECT_EQ(config->sync_security.active.server_name, "controller.test");
+
+  ConfigFlags missing;
+  auto absent = Parse({"portico-gateway", "--sync-ca-file", (dir.path() / "nope").string(),
+                       "--sync-cert-file", (dir.path() / "client.crt").string(), "--sync-key-file",
+                       (dir.path() / "client.key").string()},
+                      &missing);
+  ASSERT_FALSE(absent.ok());
+  EXPECT_NE(absent.status().message().find("nope"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace portico::gateway

@@ -1,0 +1,410 @@
+#include "gateway/sync/sync_client.h"
+
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <random>
+
+namespace portico::gateway {
+namespace {
+
+constexpr char kGatewayGroup[] = "gateway.networking.k8s.io";
+constexpr char kGatewayKind[] = "Gateway";
+
+std::string RandomClientId() {
+  std::random_device device;
+  std::string id;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 4; ++i) {
+    uint32_t word = device();
+    for (int j = 0; j < 8; ++j) id.push_back(kHex[(word >> (4 * j)) & 0xF]);
+  }
+  return id;
+}
+
+sync::v1::ObjectKey ToObjectKey(const core::StoreKey& key) {
+  sync::v1::ObjectKey out;
+  out.set_group(key.group);
+  out.set_kind(key.kind);
+  out.set_namespace_(key.ns);
+  out.set_name(key.name);
+  return out;
+}
+
+// Pending collects the events of a snapshot or a batch until its end message arrives.
+struct Pending {
+  enum class Kind { kNone, kSnapshot, kBatch };
+  Kind kind = Kind::kNone;
+  std::vector<core::SyncedChange> changes;
+  size_t messages = 0;
+
+  void Reset() {
+    kind = Kind::kNone;
+    changes.clear();
+    messages = 0;
+  }
+};
+
+}  // namespace
+
+std::string SyncStatus::ReadySource() const {
+  if (!ready) return "";
+  return from_snapshot ? "snapshot file" : "controller";
+}
+
+core::SyncedChange ToSyncedChange(sync::v1::Event&& event) {
+  core::SyncedChange change;
+  const sync::v1::ObjectKey& key = event.key();
+  change.key = core::StoreKey{key.group(), key.kind(), key.namespace_(), key.name()};
+  change.hash = std::move(*event.mutable_hash());
+  if (event.op() == sync::v1::Event::OP_DELETE) {
+    change.op = PORTICO_CHANGE_DELETE;
+  } else {
+    change.op = PORTICO_CHANGE_UPSERT;
+    change.json = std::make_shared<const std::string>(std::move(*event.mutable_body()));
+  }
+  return change;
+}
+
+SyncClient::SyncClient(SyncClientOptions options, core::GatewayRuntime* runtime)
+    : options_(std::move(options)), runtime_(runtime) {
+  if (options_.client_id.empty()) options_.client_id = RandomClientId();
+  status_.client_id = options_.client_id;
+  status_.controller = options_.controller;
+}
+
+SyncClient::~SyncClient() { Stop(); }
+
+std::vector<core::SyncNack> SyncClient::RestoreSnapshot(const SnapshotState& state) {
+  std::vector<core::SyncedChange> changes;
+  changes.reserve(state.objects.size());
+  for (const core::HeldObject& object : state.objects) {
+    changes.push_back(
+        core::SyncedChange{PORTICO_CHANGE_UPSERT, object.key, object.hash, object.json});
+  }
+  std::lock_guard<std::mutex> apply_lock(apply_mu_);
+  core::ApplyResult result = runtime_->Apply(std::move(changes), true, state.version);
+  std::lock_guard<std::mutex> lock(mu_);
+  status_.applied_version = state.version;
+  status_.server_id = state.server_id;
+  status_.ready = true;
+  status_.from_snapshot = true;
+  return result.nacks;
+}
+
+Status SyncClient::Start() {
+  if (thread_.joinable() || stub_ != nullptr) return FailedPreconditionError("already started");
+  PORTICO_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> credentials,
+                           core::MakeChannelCredentials(options_.security));
+  grpc::ChannelArguments args = core::ChannelArgsFor(options_.security);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(options_.keepalive_time.count()));
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(options_.keepalive_timeout.count()));
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // keep pinging an idle stream
+  // The channel's own reconnection follows our backoff range, not gRPC's 1 s .. 120 s.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+              static_cast<int>(options_.backoff_base.count()));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(options_.backoff_base.count()));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(options_.backoff_max.count()));
+  args.SetMaxReceiveMessageSize(64 << 20);  // chunks are <= 1 MiB; one large object may exceed it
+  channel_ = grpc::CreateCustomChannel(options_.controller, credentials, args);
+  stub_ = sync::v1::ConfigSync::NewStub(channel_);
+  thread_ = std::thread([this] { Run(); });
+  return OkStatus();
+}
+
+void SyncClient::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    if (context_ != nullptr) context_->TryCancel();
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+SyncStatus SyncClient::GetStatus() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+SnapshotState SyncClient::Capture() const {
+  std::lock_guard<std::mutex> apply_lock(apply_mu_);
+  SnapshotState state;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    state.version = status_.applied_version;
+    state.server_id = status_.server_id;
+  }
+  state.objects = runtime_->Held();
+  return state;
+}
+
+void SyncClient::Run() {
+  spdlog::info("ConfigSync: gateway \"{}\" (client {}) syncing from {}", options_.name,
+               options_.client_id, options_.controller);
+  while (true) {
+    bool rejected = RunStream();
+    std::chrono::milliseconds delay = NextDelay(rejected);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) break;
+    }
+    spdlog::debug("ConfigSync: reconnecting to {} in {} ms", options_.controller, delay.count());
+    if (!WaitBeforeRetry(delay)) break;
+  }
+}
+
+bool SyncClient::WaitBeforeRetry(std::chrono::milliseconds delay) {
+  auto end = std::chrono::system_clock::now() + delay;
+  grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/false);
+  if (state == GRPC_CHANNEL_READY) {
+    // Connected, yet the stream ended (closed, rejected, a protocol error): the whole delay.
+    std::unique_lock<std::mutex> lock(mu_);
+    return !cv_.wait_until(lock, end, [this] { return stopping_; });
+  }
+  // Unreachable: the channel keeps its own reconnection backoff (up to backoff_max); restart it
+  // so it tries now and again during our delay, and retry as soon as it connects.
+  grpc::experimental::ChannelResetConnectionBackoff(channel_.get());
+  state = channel_->GetState(/*try_to_connect=*/true);
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return false;
+    }
+    auto now = std::chrono::system_clock::now();
+    if (state == GRPC_CHANNEL_READY || now >= end) return true;
+    // Slices of 50 ms bound how long Stop() waits for this thread.
+    channel_->WaitForStateChange(state, std::min(end, now + std::chrono::milliseconds(50)));
+    state = channel_->GetState(/*try_to_connect=*/true);
+  }
+}
+
+std::chrono::milliseconds SyncClient::NextDelay(bool rejected) {
+  thread_local std::mt19937_64 random(std::random_device{}());
+  int64_t max = options_.backoff_max.count();
+  if (rejected) {  // the controller will not change its mind soon: wait the longest
+    return std::chrono::milliseconds(
+        std::uniform_int_distribution<int64_t>(max / 2, std::max<int64_t>(max, 1))(random));
+  }
+  int64_t cap = options_.backoff_base.count();
+  for (int i = 0; i < failures_ && cap < max; ++i) cap *= 2;
+  cap = std::min(cap, max);
+  ++failures_;
+  return std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(0, cap)(random));
+}
+
+bool SyncClient::RunStream() {
+  grpc::ClientContext context;
+  sync::v1::WatchRequest hello_request;
+  sync::v1::Hello* hello = hello_request.mutable_hello();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    context_ = &context;
+    hello->set_from_version(status_.applied_version);
+    hello->set_expected_server_id(status_.server_id);
+  }
+  hello->set_client_id(options_.client_id);
+  hello->set_name(options_.name);
+  for (const GatewayRef& ref : options_.gateways) {
+    sync::v1::ObjectKey* key = hello->add_gateways();
+    key->set_group(kGatewayGroup);
+    key->set_kind(kGatewayKind);
+    key->set_namespace_(ref.ns);
+    key->set_name(ref.name);
+  }
+  hello->set_gateway_class(options_.gateway_class);
+  for (const auto& plugin : options_.inventory) *hello->add_plugins() = plugin;
+  for (const std::string& address : options_.addresses) hello->add_addresses(address);
+  uint64_t from_version = hello->from_version();
+
+  bool connected = false;
+  auto mark_connected = [&] {
+    if (connected) return;
+    connected = true;
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.connected = true;
+    ++status_.connects;
+    if (status_.connects > 1) ++status_.reconnects;
+    spdlog::info("ConfigSync: connected to {} (from version {}{}{})", options_.controller,
+                 from_version, status_.server_id.empty() ? "" : " of server ", status_.server_id);
+  };
+
+  std::unique_ptr<grpc::ClientReaderWriter<sync::v1::WatchRequest, sync::v1::WatchResponse>>
+      stream = stub_->Watch(&context);
+  bool rejected = false;
+  std::string error;  // why this side ended the stream
+  Pending pending;
+  if (stream->Write(hello_request)) {
+    if (channel_->GetState(false) == GRPC_CHANNEL_READY) mark_connected();
+    sync::v1::WatchResponse response;
+    while (error.empty() && stream->Read(&response)) {
+      mark_connected();
+      switch (response.msg_case()) {
+        case sync::v1::WatchResponse::kSnapshot:
+        case sync::v1::WatchResponse::kBatch: {
+          bool snapshot = response.msg_case() == sync::v1::WatchResponse::kSnapshot;
+          Pending::Kind kind = snapshot ? Pending::Kind::kSnapshot : Pending::Kind::kBatch;
+          if (pending.kind != Pending::Kind::kNone && pending.kind != kind) {
+            error = snapshot ? "protocol error: snapshot chunk inside a batch"
+                             : "protocol error: batch inside a snapshot";
+            break;
+          }
+          pending.kind = kind;
+          ++pending.messages;
+          auto* events = snapshot ? response.mutable_snapshot()->mutable_events()
+                                  : response.mutable_batch()->mutable_events();
+          for (sync::v1::Event& event : *events) {
+            if (snapshot && event.op() == sync::v1::Event::OP_DELETE) continue;  // nothing to hold
+            pending.changes.push_back(ToSyncedChange(std::move(event)));
+          }
+          break;
+        }
+        case sync::v1::WatchResponse::kSnapshotEnd:
+        case sync::v1::WatchResponse::kBatchEnd: {
+          bool snapshot = response.msg_case() == sync::v1::WatchResponse::kSnapshotEnd;
+          if (pending.kind != Pending::Kind::kNone &&
+              (pending.kind == Pending::Kind::kSnapshot) != snapshot) {
+            error = snapshot ? "protocol error: SnapshotEnd closing a batch"
+                             : "protocol error: BatchEnd closing a snapshot";
+            break;
+          }
+          uint64_t version =
+              snapshot ? response.snapshot_end().version() : response.batch_end().to_version();
+          std::string server_id;
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            if (!snapshot && response.batch_end().from_version() > status_.applied_version) {
+              error = "gap: batch (" + std::to_string(response.batch_end().from_version()) + ", " +
+                      std::to_string(version) + "] after applied version " +
+                      std::to_string(status_.applied_version) + "; resynchronizing";
+              break;
+            }
+            server_id = snapshot ? response.snapshot_end().server_id() : status_.server_id;
+            if (snapshot && server_id.empty()) server_id = status_.server_id_seen;
+          }
+          size_t changes = pending.changes.size();
+          core::ApplyResult result;
+          {
+            std::lock_guard<std::mutex> apply_lock(apply_mu_);
+            result = runtime_->Apply(std::move(pending.changes), snapshot, version);
+            std::lock_guard<std::mutex> lock(mu_);
+            bool new_server = server_id != status_.server_id;
+            status_.applied_version = version;
+            status_.server_id = server_id;
+            status_.from_snapshot = false;  // in step with the controller now
+            if (snapshot) {
+              status_.server_id_seen = server_id;
+              status_.server_head = new_server ? version : std::max(status_.server_head, version);
+              status_.ready = true;
+              ++status_.snapshots_applied;
+            } else {
+              status_.server_head = std::max(status_.server_head, version);
+              ++status_.batches_applied;
+            }
+            status_.nacks_sent += result.nacks.size();
+          }
+          pending.Reset();
+          failures_ = 0;
+          if (snapshot) {
+            spdlog::info(
+                "ConfigSync: applied snapshot at version {} of server {}: {} objects, {} nacked, "
+                "generation {}{}",
+                version, server_id, changes, result.nacks.size(), result.generation,
+                result.committed ? "" : " (unchanged)");
+          } else {
+            spdlog::debug("ConfigSync: applied batch ({}, {}]: {} changes, {} nacked",
+                          response.batch_end().from_version(), version, changes,
+                          result.nacks.size());
+          }
+          for (const core::SyncNack& nack : result.nacks) {
+            spdlog::warn("ConfigSync: nacked {} (hash {}): {}", nack.key.ToString(), nack.hash,
+                         nack.reason);
+          }
+          if (options_.on_applied) options_.on_applied();
+          sync::v1::WatchRequest ack_request;
+          sync::v1::Ack* ack = ack_request.mutable_ack();
+          ack->set_version(version);
+          for (core::SyncNack& nack : result.nacks) {
+            sync::v1::Nack* out = ack->add_nacks();
+            *out->mutable_key() = ToObjectKey(nack.key);
+            out->set_hash(std::move(nack.hash));
+            out->set_reason(std::move(nack.reason));
+          }
+          if (!stream->Write(ack_request)) error = "the stream broke while acking";
+          break;
+        }
+        case sync::v1::WatchResponse::kHeartbeat: {
+          std::lock_guard<std::mutex> lock(mu_);
+          const auto& beat = response.heartbeat();
+          if (beat.server_id() != status_.server_id_seen) {
+            spdlog::info("ConfigSync: server {} (head {}); this gateway holds version {}{}{}",
+                         beat.server_id(), beat.head(), status_.applied_version,
+                         status_.server_id.empty() ? "" : " of server ", status_.server_id);
+          }
+          status_.server_id_seen = beat.server_id();
+          status_.server_head = beat.head();
+          break;
+        }
+        case sync::v1::WatchResponse::kRejected: {
+          rejected = true;
+          error = "rejected by the controller: " + response.rejected().reason();
+          std::lock_guard<std::mutex> lock(mu_);
+          ++status_.rejections;
+          break;
+        }
+        default:
+          spdlog::debug("ConfigSync: ignoring an empty or unknown message");
+          break;
+      }
+    }
+  }
+  if (!error.empty()) context.TryCancel();
+  grpc::Status finish = stream->Finish();
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    context_ = nullptr;
+    stopping = stopping_;
+    status_.connected = false;
+    ++status_.disconnects;
+    if (pending.kind != Pending::Kind::kNone) ++status_.dropped_partials;
+    if (error.empty()) {
+      error = finish.ok()
+                  ? "the controller closed the stream"
+                  : core::DescribeSyncFailure(finish, options_.security, options_.controller);
+    }
+    if (!stopping) status_.last_error = error;
+  }
+  if (stopping) {
+    spdlog::info("ConfigSync: stream to {} closed (stopping)", options_.controller);
+  } else {
+    if (pending.kind != Pending::Kind::kNone) {
+      spdlog::warn("ConfigSync: dropped a partial {} ({} messages, {} events) cut short",
+                   pending.kind == Pending::Kind::kSnapshot ? "snapshot" : "batch",
+                   pending.messages, pending.changes.size());
+    }
+    if (rejected) {
+      spdlog::error("ConfigSync: {}", error);
+    } else {
+      if (connected) {
+        spdlog::warn("ConfigSync: stream to {} ended: {}; reconnecting", options_.controller,
+                     error);
+        unreachable_since_logged_.reset();
+      } else if (!unreachable_since_logged_ ||
+                 std::chrono::steady_clock::now() - *unreachable_since_logged_ >
+                     std::chrono::minutes(1)) {  // then once a minute; each attempt at debug
+        spdlog::warn("ConfigSync: cannot reach {}: {}; retrying (backoff up to {} ms)",
+                     options_.controller, error, options_.backoff_max.count());
+        unreachable_since_logged_ = std::chrono::steady_clock::now();
+      } else {
+        spdlog::debug("ConfigSync: still cannot reach {}: {}", options_.controller, error);
+      }
+    }
+  }
+  return rejected;
+}
+
+}  // namespace portico::gateway

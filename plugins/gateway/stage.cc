@@ -1,0 +1,163 @@
+// stage.cc: see stage.h.
+#include "stage.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "portico/sdk/json_writer.h"
+
+namespace portico::plugins::gateway {
+namespace {
+
+Status FieldError(const std::string& field, const std::string& what) {
+  return InvalidArgumentError(field + ": " + what);
+}
+
+StatusOr<std::string> RequiredString(const rapidjson::Value& obj, const char* key,
+                                     const std::string& field) {
+  const rapidjson::Value* v = json::Find(obj, key);
+  if (v == nullptr || !v->IsString() || v->GetStringLength() == 0) {
+    return FieldError(field + "." + key, "must be a non-empty string");
+  }
+  return std::string(v->GetString(), v->GetStringLength());
+}
+
+// WriteTls writes {"mode", "certificates": [{secretRef, sha256}]} from the view's tls object.
+Status WriteTls(sdk::JsonWriter& w, const rapidjson::Value& tls, const std::string& field) {
+  if (!tls.IsObject()) return FieldError(field, "must be an object");
+  PORTICO_ASSIGN_OR_RETURN(std::string mode, RequiredString(tls, "mode", field));
+  w.Key("tls").BeginObject().Field("mode", mode).Key("certificates").BeginArray();
+  const rapidjson::Value* certs = json::Find(tls, "certificates");
+  if (certs != nullptr && !certs->IsArray()) {
+    return FieldError(field + ".certificates", "must be an array");
+  }
+  for (rapidjson::SizeType i = 0; certs != nullptr && i < certs->Size(); ++i) {
+    const rapidjson::Value& c = (*certs)[i];
+    std::string sub = field + ".certificates[" + std::to_string(i) + "]";
+    const rapidjson::Value* ref = json::Find(c, "secretRef");
+    if (ref == nullptr || !ref->IsObject()) return FieldError(sub + ".secretRef", "is required");
+    PORTICO_ASSIGN_OR_RETURN(std::string ns, RequiredString(*ref, "namespace", sub + ".secretRef"));
+    PORTICO_ASSIGN_OR_RETURN(std::string name, RequiredString(*ref, "name", sub + ".secretRef"));
+    PORTICO_ASSIGN_OR_RETURN(std::string sha256, RequiredString(c, "sha256", sub));
+    w.BeginObject().Key("secretRef").BeginObject().Field("namespace", ns).Field("name", name);
+    w.EndObject().Field("sha256", sha256).EndObject();
+  }
+  w.EndArray().EndObject();
+  return OkStatus();
+}
+
+// WriteListener writes one listener of a listener_set.v1 entry.
+Status WriteListener(sdk::JsonWriter& w, const rapidjson::Value& l, const std::string& field) {
+  PORTICO_ASSIGN_OR_RETURN(std::string name, RequiredString(l, "name", field));
+  PORTICO_ASSIGN_OR_RETURN(std::string protocol, RequiredString(l, "protocol", field));
+  w.BeginObject().Field("name", name).Field("protocol", protocol);
+  if (const rapidjson::Value* h = json::Find(l, "hostname"); h != nullptr) {
+    if (!h->IsString()) return FieldError(field + ".hostname", "must be a string");
+    // Absent means any host; an empty hostname in a view means the same.
+    if (h->GetStringLength() > 0) w.Field("hostname", h->GetString());
+  }
+  if (const rapidjson::Value* tls = json::Find(l, "tls"); tls != nullptr) {
+    PORTICO_RETURN_IF_ERROR(WriteTls(w, *tls, field + ".tls"));
+  } else if (protocol == "HTTPS") {
+    return FieldError(field + ".tls", "is required for protocol HTTPS");
+  }
+  w.Key("routeKinds").BeginArray();
+  const rapidjson::Value* kinds = json::Find(l, "routeKinds");
+  if (kinds != nullptr && !kinds->IsArray()) {
+    return FieldError(field + ".routeKinds", "must be an array");
+  }
+  for (rapidjson::SizeType i = 0; kinds != nullptr && i < kinds->Size(); ++i) {
+    std::string sub = field + ".routeKinds[" + std::to_string(i) + "]";
+    const rapidjson::Value& k = (*kinds)[i];
+    if (!k.IsObject()) return FieldError(sub, "must be an object");
+    PORTICO_ASSIGN_OR_RETURN(std::string kind, RequiredString(k, "kind", sub));
+    w.BeginObject().Field("group", json::GetString(k, "group")).Field("kind", kind).EndObject();
+  }
+  w.EndArray().EndObject();
+  return OkStatus();
+}
+
+// Addresses returns the distinct addresses the Gateway's listener sets are keyed by, in written
+// order; {""} when the view has none.
+StatusOr<std::vector<std::string>> Addresses(const rapidjson::Value& view) {
+  std::vector<std::string> out;
+  const rapidjson::Value* addresses = json::Find(view, "addresses");
+  if (addresses != nullptr && !addresses->IsArray()) {
+    return FieldError("addresses", "must be an array");
+  }
+  for (rapidjson::SizeType i = 0; addresses != nullptr && i < addresses->Size(); ++i) {
+    const rapidjson::Value& a = (*addresses)[i];
+    std::string field = "addresses[" + std::to_string(i) + "]";
+    if (!a.IsObject()) return FieldError(field, "must be an object");
+    std::string type = json::GetString(a, "type", "IPAddress");
+    // The processor accepts only IPAddress Gateways; anything else is not a view it writes.
+    if (type != "IPAddress") {
+      return FieldError(field + ".type", "\"" + type + "\" is not supported (only IPAddress)");
+    }
+    std::string value = json::GetString(a, "value");
+    if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(std::move(value));
+  }
+  if (out.empty()) out.emplace_back();
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::vector<ListenerSetEntry>> TranslateGateway(const sdk::ObjectRef& ref,
+                                                         const rapidjson::Value& view) {
+  const rapidjson::Value* listeners = json::Find(view, "listeners");
+  if (listeners == nullptr || !listeners->IsArray()) {
+    return FieldError("listeners", "must be an array");
+  }
+  // Listeners grouped by port, each group in written order.
+  std::map<int64_t, std::vector<rapidjson::SizeType>> by_port;
+  for (rapidjson::SizeType i = 0; i < listeners->Size(); ++i) {
+    const rapidjson::Value& l = (*listeners)[i];
+    std::string field = "listeners[" + std::to_string(i) + "]";
+    if (!l.IsObject()) return FieldError(field, "must be an object");
+    std::optional<int64_t> port = json::GetInt(l, "port");
+    if (!port || *port < 1 || *port > 65535) return FieldError(field + ".port", "must be 1-65535");
+    by_port[*port].push_back(i);
+  }
+  PORTICO_ASSIGN_OR_RETURN(std::vector<std::string> addresses, Addresses(view));
+
+  std::vector<ListenerSetEntry> out;
+  for (const std::string& address : addresses) {
+    for (const auto& [port, indexes] : by_port) {
+      sdk::JsonWriter w;
+      w.BeginObject().Field("entry", "listeners").Key("gateway").BeginObject();
+      w.Field("namespace", ref.ns).Field("name", ref.name).EndObject();
+      w.Field("address", address).Field("port", port).Key("listeners").BeginArray();
+      for (rapidjson::SizeType i : indexes) {
+        PORTICO_RETURN_IF_ERROR(
+            WriteListener(w, (*listeners)[i], "listeners[" + std::to_string(i) + "]"));
+      }
+      w.EndArray().EndObject();
+      std::string id = "gateway/" + ref.ns + "/" + ref.name + "/" + std::to_string(port);
+      if (!address.empty()) id += "/" + address;
+      out.push_back({std::move(id), w.Take()});
+    }
+  }
+  return out;
+}
+
+Status StageGateway(const sdk::Txn& txn, const std::vector<sdk::Change>& changes) {
+  return sdk::StageEachView(
+      txn, changes, [&](const sdk::Change& change, const rapidjson::Document& view) -> Status {
+        StatusOr<std::vector<ListenerSetEntry>> entries = TranslateGateway(change.ref, view);
+        if (!entries.ok()) {
+          txn.Nack(change.ref, change.ref.Display() + ": " + entries.status().message());
+          return OkStatus();
+        }
+        const std::string owner = change.ref.Key();
+        for (const ListenerSetEntry& e : *entries) {
+          PORTICO_RETURN_IF_ERROR(txn.Put(owner, PORTICO_FORMAT_LISTENER_SET, e.id, e.json));
+        }
+        return OkStatus();
+      });
+}
+
+}  // namespace portico::plugins::gateway

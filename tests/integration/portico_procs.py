@@ -1,0 +1,264 @@
+"""portico_procs: real portico-controller and portico-gateway processes for integration tests.
+
+Every process binds port 0 and reports its ports through --*-port-file; nothing sleeps to
+synchronise: `wait_until` polls a condition with a deadline. Only the Python 3 standard library.
+
+    with Controller(binaries, conf_dir, workdir) as c:
+        c.wait_ready()
+        with Gateway(binaries, workdir, controller=c, serve=["infra/web"]) as g:
+            wait_until(lambda: g.info()["appliedVersion"] >= c.info()["head"], 10, "synced")
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+class Timeout(AssertionError):
+    pass
+
+
+def wait_until(predicate, timeout, what, interval=0.02):
+    """Polls predicate() until it returns a truthy value (returned) or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    last_error = None
+    while True:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except (urllib.error.URLError, OSError, KeyError, ValueError) as e:
+            last_error = e
+        if time.monotonic() >= deadline:
+            raise Timeout("timed out after %.1fs waiting for %s%s" %
+                          (timeout, what, " (last error: %s)" % last_error if last_error else ""))
+        time.sleep(interval)
+
+
+class Binaries:
+    """Where the built binaries and plugins are."""
+
+    def __init__(self, controller, gateway, ctl, plugin_dir):
+        self.controller, self.gateway, self.ctl, self.plugin_dir = (
+            controller, gateway, ctl, plugin_dir)
+
+
+class Admin:
+    """A tiny JSON client of an admin API."""
+
+    def __init__(self, port):
+        self.port = port
+        self.base = "http://127.0.0.1:%d" % port
+
+    def call(self, method, path, body=None, timeout=10, content_type="application/yaml"):
+        data = body.encode() if isinstance(body, str) else body
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                raw = response.read()
+                ctype = response.headers.get("Content-Type", "")
+                return response.status, (json.loads(raw or b"null") if "json" in ctype
+                                         else raw.decode(errors="replace"))
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            try:
+                return e.code, json.loads(raw or b"null")
+            except ValueError:
+                return e.code, raw.decode(errors="replace")
+
+    def get(self, path, timeout=10):
+        status, body = self.call("GET", path, timeout=timeout)
+        if status != 200:
+            raise AssertionError("GET %s: %d %s" % (path, status, body))
+        return body
+
+
+def read_port(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        text = f.read().strip()
+    return int(text) if text else None
+
+
+class Process:
+    """A child process with its log in workdir/<name>.log."""
+
+    def __init__(self, name, argv, workdir):
+        self.name = name
+        self.argv = argv
+        self.workdir = workdir
+        self.log_path = os.path.join(workdir, name + ".log")
+        self.process = None
+
+    def start(self):
+        self.log = open(self.log_path, "a")
+        self.process = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT)
+        return self
+
+    def alive(self):
+        return self.process is not None and self.process.poll() is None
+
+    def check_alive(self):
+        if not self.alive():
+            raise AssertionError("%s exited with %s: %s" %
+                                 (self.name, self.process.returncode, self.tail()))
+
+    def send_signal(self, sig):
+        self.process.send_signal(sig)
+
+    def tail(self, lines=15):
+        try:
+            self.log.flush()
+        except (AttributeError, ValueError):
+            pass
+        with open(self.log_path, errors="replace") as f:
+            return "\n".join(f.read().strip().splitlines()[-lines:])
+
+    def log_text(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            try:
+                self.process.send_signal(signal.SIGCONT)
+                self.process.send_signal(sig)
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+        code = self.process.returncode
+        self.process = None
+        return code
+
+    def kill(self):
+        return self.stop(signal.SIGKILL)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class Controller(Process):
+    """portico-controller on `conf_dir` with admin and sync on port 0 (--testing)."""
+
+    def __init__(self, binaries, conf_dir, workdir, name="controller", extra=(), sync_port=0,
+                 log_level="info"):
+        self.admin_port_file = os.path.join(workdir, name + ".admin.port")
+        self.sync_port_file = os.path.join(workdir, name + ".sync.port")
+        for f in (self.admin_port_file, self.sync_port_file):
+            if os.path.exists(f):
+                os.unlink(f)
+        self.conf_dir = conf_dir
+        self.binaries = binaries
+        argv = [binaries.controller, "--config-dir", conf_dir, "--plugin-dir",
+                binaries.plugin_dir, "--admin-port", "0", "--admin-port-file",
+                self.admin_port_file, "--sync-port", str(sync_port), "--sync-port-file",
+                self.sync_port_file, "--testing", "--debounce-ms", "20",
+                "--log-level", log_level] + list(extra)
+        super().__init__(name, argv, workdir)
+        self.admin = None
+        self.sync_port = None
+        self.start()
+
+    def wait_ports(self, timeout=20):
+        def ports():
+            self.check_alive()
+            a, s = read_port(self.admin_port_file), read_port(self.sync_port_file)
+            return (a, s) if a and s else None
+        a, s = wait_until(ports, timeout, "%s ports" % self.name)
+        self.admin, self.sync_port = Admin(a), s
+        return self
+
+    def wait_ready(self, timeout=30):
+        if self.admin is None:
+            self.wait_ports(timeout)
+        wait_until(lambda: self.check_alive() or self.admin.call("GET", "/readyz")[0] == 200,
+                   timeout, "%s ready" % self.name)
+        return self
+
+    def sync_address(self):
+        return "127.0.0.1:%d" % self.sync_port
+
+    def info(self):
+        return self.admin.get("/api/v1/info")
+
+    def gateways(self):
+        return self.admin.get("/api/v1/gateways")
+
+    def objects(self, kind=None):
+        path = "/api/v1/objects" + ("/" + urllib.parse.quote(kind, safe="") if kind else "")
+        return self.admin.get(path)
+
+    def apply(self, yaml_text, wait=True):
+        status, body = self.admin.call("POST", "/api/v1/apply" + ("?wait=true" if wait else ""),
+                                       yaml_text)
+        if status != 200:
+            raise AssertionError("apply: %d %s" % (status, body))
+        return body
+
+
+class Gateway(Process):
+    """portico-gateway connected to `controller_address`, admin on port 0."""
+
+    def __init__(self, binaries, workdir, controller_address, name="gateway", serve=(),
+                 gateway_class=None, snapshot=True, extra=(), log_level="info"):
+        self.admin_port_file = os.path.join(workdir, name + ".admin.port")
+        if os.path.exists(self.admin_port_file):
+            os.unlink(self.admin_port_file)
+        self.snapshot_path = os.path.join(workdir, name + ".snapshot") if snapshot else None
+        argv = [binaries.gateway, "--name", name, "--controller", controller_address,
+                "--plugin-dir", binaries.plugin_dir, "--admin-port", "0", "--admin-port-file",
+                self.admin_port_file, "--log-level", log_level]
+        for s in serve:
+            argv += ["--gateway", s]
+        if gateway_class:
+            argv += ["--gateway-class", gateway_class]
+        if self.snapshot_path:
+            argv += ["--snapshot-path", self.snapshot_path]
+        argv += list(extra)
+        super().__init__(name, argv, workdir)
+        self.admin = None
+        self.start()
+
+    def wait_admin(self, timeout=20):
+        def port():
+            self.check_alive()
+            return read_port(self.admin_port_file)
+        self.admin = Admin(wait_until(port, timeout, "%s admin port" % self.name))
+        return self
+
+    def restart_admin(self):
+        if os.path.exists(self.admin_port_file):
+            os.unlink(self.admin_port_file)
+        self.admin = None
+
+    def info(self):
+        return self.api("/api/v1/info")
+
+    def api(self, path):
+        if self.admin is None:
+            self.wait_admin()
+        return self.admin.get(path)
+
+    def synced(self):
+        return self.api("/api/v1/synced")
+
+    def runtime(self):
+        return self.api("/api/v1/runtime")
+
+    def history(self):
+        return self.api("/api/v1/runtime/history")
