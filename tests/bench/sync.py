@@ -97,7 +97,7 @@ def full_sync_time(binaries, workdir, controller, routes, name):
         g.wait_admin()
         wait_until(lambda: route_count(g) >= routes, 600, "%s holding %d routes" % (name, routes),
                    interval=0.005)
-        commits = [c for c in g.history()["commits"]]
+        commits = [c for c in g.history()["items"]]
         first_full = commits[-1]["timeUnixMs"] / 1000.0
         return first_full - start, rss_bytes(g.process.pid)
     finally:
@@ -116,14 +116,14 @@ def edit_latencies(conf, gateway, edits, routes):
     for n in range(edits):
         i = (n * 37) % routes
         start = i - i % per_file
-        last_generation = gateway.history()["commits"][-1]["generation"]
+        last_generation = gateway.history()["items"][-1]["generation"]
         docs = [route(j, "-e%d" % n if j == i else "") for j in range(start,
                                                                    min(routes, start + per_file))]
         t0 = time.time()
         write_atomic(os.path.join(conf, "r%06d.yaml" % start), "---\n".join(docs))
 
         def committed():
-            for c in gateway.history()["commits"]:
+            for c in gateway.history()["items"]:
                 if c["generation"] > last_generation:
                     return c
             return None
