@@ -11,6 +11,10 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-2}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/portico-ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+# Paths relative to the checkout and no cwd in the hash (-g would add it): a clone elsewhere
+# (CI's clean clone) hits the same cache entries.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 
 bash scripts/setup.sh
 start=$(date +%s)
