@@ -18,6 +18,8 @@
 //   address   = ""                        # "": 0.0.0.0 with conf_sync_security, else 127.0.0.1
 //   port      = 5810                      # 0: any free port
 //   port_file = ""                        # write the bound port here (tests)
+//   log_max_bytes  = 67108864             # change log budget; older gateways resync (snapshot)
+//   log_max_age_ms = 300000               # change log retention (DESIGN.md §5 wants >= 120 s)
 //   [conf_sync_security]                  # mutual TLS for ConfigSync (core/sync/sync_security.h)
 //   active = "prod"
 //   [[conf_sync_security.certs]]
@@ -33,6 +35,7 @@
 #include <string_view>
 
 #include "core/sync/sync_security.h"
+#include "core/common/toml_reader.h"
 #include "portico/sdk/status.h"
 
 namespace portico::controller {
@@ -46,6 +49,10 @@ struct ControllerConfig {
   std::string sync_address;  // "": 0.0.0.0 when sync_security is enabled, else 127.0.0.1
   uint16_t sync_port = 5810;
   std::string sync_port_file;
+  // The synced store's change log (core::ObjectStoreOptions): a gateway behind it resyncs from a
+  // snapshot. Small values are for tests of that path.
+  uint64_t sync_log_max_bytes = uint64_t{64} << 20;
+  int64_t sync_log_max_age_ms = 300'000;
   core::SyncSecurity sync_security;  // [conf_sync_security]; disabled (plaintext) when absent
   int debounce_ms = 50;
   int workers = 2;
@@ -54,7 +61,8 @@ struct ControllerConfig {
   // The TOML file the settings came from ("" when none); informational.
   std::string config_file;
 
-  // Validate checks ranges and names (workers >= 1, debounce_ms >= 0, a known log level).
+  // Validate checks ranges and names (workers >= 1, debounce_ms >= 0, a known log level,
+  // positive sync log bounds).
   Status Validate() const;
 };
 
@@ -68,8 +76,8 @@ Status ParseConfigToml(std::string_view text, const std::filesystem::path& file,
 // LoadConfigFile reads `file` and applies it (ParseConfigToml). NOT_FOUND when it cannot be read.
 Status LoadConfigFile(const std::filesystem::path& file, ControllerConfig* config);
 
-// IsLogLevel: one of spdlog's level names.
-bool IsLogLevel(std::string_view level);
+// IsLogLevel: one of spdlog's level names (core/common/toml_reader.h).
+using core::IsLogLevel;
 
 }  // namespace portico::controller
 

@@ -1,5 +1,7 @@
 #include "gateway/config/gateway_config.h"
 
+#include "core/common/toml_reader.h"
+
 #include <toml++/toml.h>
 #include <unistd.h>
 
@@ -15,115 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Where(const fs::path& file, const toml::node& node) {
-  return file.string() + ":" + std::to_string(node.source().begin.line);
-}
-
-bool IsLogLevel(std::string_view level) {
-  static constexpr std::array<std::string_view, 7> kLevels = {"trace", "debug",    "info", "warn",
-                                                              "error", "critical", "off"};
-  for (std::string_view l : kLevels) {
-    if (l == level) return true;
-  }
-  return false;
-}
-
-// Reader applies one table's keys, refusing unknown ones (like controller/config's).
-class Reader {
- public:
-  Reader(const fs::path& file, const toml::table& table, std::string prefix)
-      : file_(file), table_(table), prefix_(std::move(prefix)) {}
-
-  Status String(std::string_view key, std::string* out) {
-    const toml::node* node = Take(key);
-    if (node == nullptr) return OkStatus();
-    if (!node->is_string()) return TypeError(key, *node, "a string");
-    *out = node->as_string()->get();
-    return OkStatus();
-  }
-
-  Status StringList(std::string_view key, std::vector<std::string>* out) {
-    const toml::node* node = Take(key);
-    if (node == nullptr) return OkStatus();
-    if (!node->is_array()) return TypeError(key, *node, "an array of strings");
-    std::vector<std::string> values;
-    for (const toml::node& item : *node->as_array()) {
-      if (!item.is_string()) return TypeError(key, item, "an array of strings");
-      values.push_back(item.as_string()->get());
-    }
-    *out = std::move(values);
-    return OkStatus();
-  }
-
-  // Path reads a string and resolves it against the file's directory when relative.
-  Status Path(std::string_view key, std::string* out) {
-    std::string value;
-    const toml::node* node = table_.get(key);
-    PORTICO_RETURN_IF_ERROR(String(key, &value));
-    if (node == nullptr) return OkStatus();
-    fs::path path(value);
-    if (!value.empty() && path.is_relative()) path = file_.parent_path() / path;
-    *out = value.empty() ? value : path.lexically_normal().string();
-    return OkStatus();
-  }
-
-  Status Int(std::string_view key, int64_t min, int64_t max, int64_t* out) {
-    const toml::node* node = Take(key);
-    if (node == nullptr) return OkStatus();
-    if (!node->is_integer()) return TypeError(key, *node, "an integer");
-    int64_t value = node->as_integer()->get();
-    if (value < min || value > max) {
-      return InvalidArgumentError(Where(file_, *node) + ": " + prefix_ + std::string(key) + ": " +
-                                  std::to_string(value) + " is out of range [" +
-                                  std::to_string(min) + ", " + std::to_string(max) + "]");
-    }
-    *out = value;
-    return OkStatus();
-  }
-
-  const toml::table* Table(std::string_view key, Status* status) {
-    const toml::node* node = Take(key);
-    if (node == nullptr) return nullptr;
-    if (!node->is_table()) {
-      *status = TypeError(key, *node, "a table");
-      return nullptr;
-    }
-    return node->as_table();
-  }
-
-  // Finish reports the first key nobody asked for.
-  Status Finish() const {
-    for (const auto& [key, node] : table_) {
-      if (taken_.count(std::string(key.str())) == 0) {
-        return InvalidArgumentError(Where(file_, node) + ": unknown setting \"" + prefix_ +
-                                    std::string(key.str()) + "\"");
-      }
-    }
-    return OkStatus();
-  }
-
-  Status ErrorAt(std::string_view key, const std::string& message) const {
-    const toml::node* node = table_.get(key);
-    std::string where = node != nullptr ? Where(file_, *node) : file_.string();
-    return InvalidArgumentError(where + ": " + prefix_ + std::string(key) + ": " + message);
-  }
-
- private:
-  const toml::node* Take(std::string_view key) {
-    taken_.insert(std::string(key));
-    return table_.get(key);
-  }
-
-  Status TypeError(std::string_view key, const toml::node& node, std::string_view want) const {
-    return InvalidArgumentError(Where(file_, node) + ": " + prefix_ + std::string(key) +
-                                ": expected " + std::string(want));
-  }
-
-  const fs::path& file_;
-  const toml::table& table_;
-  std::string prefix_;
-  std::set<std::string> taken_;
-};
+using Reader = core::TomlReader;
+using core::IsLogLevel;
 
 // CheckHostPort accepts "host:port" and "[v6]:port" with a port in [1, 65535].
 Status CheckHostPort(std::string_view text) {
