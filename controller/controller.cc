@@ -70,7 +70,8 @@ StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions optio
   PORTICO_ASSIGN_OR_RETURN(ObjectValidator validator,
                            ObjectValidator::Create(c->plugins_->registry));
   c->validator_ = std::make_unique<ObjectValidator>(std::move(validator));
-  c->synced_ = std::make_unique<core::ObjectStore>();
+  PORTICO_RETURN_IF_ERROR(c->options_.store.Validate());
+  c->synced_ = std::make_unique<core::ObjectStore>(c->options_.store);
   c->links_ = std::make_unique<core::SyncLinks>();
   ReconcilerOptions reconciler_options;
   reconciler_options.links = c->links_.get();

@@ -68,6 +68,8 @@ struct ControllerOptions {
   std::chrono::milliseconds wait_timeout = std::chrono::seconds(30);
   // ConfigSync; nullopt: not served (tests of the pipeline alone).
   std::optional<ControllerSyncOptions> sync;
+  // The synced store's change log bounds (byte budget, age); a gateway behind it resyncs.
+  core::ObjectStoreOptions store;
 };
 
 class Controller final : public admin::AdminBackend, private ConfigListener {

@@ -142,6 +142,8 @@ int main(int argc, char** argv) {
   sync_options.port = config->sync_port;
   sync_options.security = config->sync_security;
   options.sync = sync_options;
+  options.store.max_log_bytes = config->sync_log_max_bytes;
+  options.store.max_log_age = std::chrono::milliseconds(config->sync_log_max_age_ms);
   auto controller = portico::controller::Controller::Create(options);
   if (!controller.ok()) {
     spdlog::critical("{}", controller.status().message());

@@ -36,6 +36,10 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "Port of ConfigSync (0: any free port)");
   Setting(app, flags, "--sync-port-file", &ControllerConfig::sync_port_file,
           "Write ConfigSync's bound port to this file once it listens");
+  Setting(app, flags, "--sync-log-max-bytes", &ControllerConfig::sync_log_max_bytes,
+          "Budget of the change log in bytes; a gateway further behind resyncs from a snapshot");
+  Setting(app, flags, "--sync-log-max-age-ms", &ControllerConfig::sync_log_max_age_ms,
+          "Retention of the change log in ms (DESIGN.md wants >= 120000)");
   app.add_option("--sync-ca-file", flags->sync_ca_file,
                  "ConfigSync mutual TLS: CA that signs gateway certificates");
   app.add_option("--sync-cert-file", flags->sync_cert_file,

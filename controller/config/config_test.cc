@@ -166,5 +166,38 @@ TEST(ConfigFlagsTest, FlagsOverrideTheFileAndDefaultsDoNot) {
   fs::remove_all(dir);
 }
 
+TEST(ConfigFlagsTest, SyncLogBoundsFromFileAndFlags) {
+  ControllerConfig defaults;
+  EXPECT_EQ(defaults.sync_log_max_bytes, uint64_t{64} << 20);
+  EXPECT_EQ(defaults.sync_log_max_age_ms, 300'000);
+
+  ControllerConfig config;
+  Status status = ParseConfigToml("[sync]\nlog_max_bytes = 65536\nlog_max_age_ms = 120000\n",
+                                  "c.toml", &config);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(config.sync_log_max_bytes, 65536u);
+  EXPECT_EQ(config.sync_log_max_age_ms, 120'000);
+
+  ControllerConfig zero;
+  Status refused = ParseConfigToml("[sync]\nlog_max_bytes = 0\n", "c.toml", &zero);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("c.toml:2: sync.log_max_bytes: 0 is out of range"),
+            std::string::npos)
+      << refused;
+
+  ConfigFlags flags;
+  auto parsed =
+      Parse({"portico-controller", "--sync-log-max-bytes", "4096", "--sync-log-max-age-ms", "1500"},
+            &flags);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->sync_log_max_bytes, 4096u);
+  EXPECT_EQ(parsed->sync_log_max_age_ms, 1500);
+
+  ConfigFlags negative;
+  auto bad = Parse({"portico-controller", "--sync-log-max-age-ms", "-1"}, &negative);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("sync.log_max_age_ms"), std::string::npos) << bad.status();
+}
+
 }  // namespace
 }  // namespace portico::controller

@@ -1,16 +1,18 @@
 // main.cc: portico-ctl, the command-line client (DESIGN.md §8). Each subcommand lives in its own
 // file and registers itself on the app: list-plugins (list_plugins.h), get (get_command.h),
-// apply (apply_command.h), delete (delete_command.h), gen-certs (gen_certs_command.h); later
-// status, diff. Flags and output follow kubectl habits; the global --server (env
-// PORTICO_SERVER) names the controller.
+// apply (apply_command.h), delete (delete_command.h), gen-certs (gen_certs_command.h), status
+// (status_command.h), diff (diff_command.h). Flags and output follow kubectl habits; the global
+// --server (env PORTICO_SERVER) names the controller.
 #include <CLI/CLI.hpp>
 
 #include "controller/ctl/apply_command.h"
 #include "controller/ctl/delete_command.h"
+#include "controller/ctl/diff_command.h"
 #include "controller/ctl/gen_certs_command.h"
 #include "controller/ctl/get_command.h"
 #include "controller/ctl/list_plugins.h"
 #include "controller/ctl/server_call.h"
+#include "controller/ctl/status_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"portico-ctl: inspect and manage Portico controllers, gateways and plugins"};
@@ -25,6 +27,8 @@ int main(int argc, char** argv) {
   portico::ctl::AddApplyCommand(app, &exit_code, &server);
   portico::ctl::AddDeleteCommand(app, &exit_code, &server);
   portico::ctl::AddGenCertsCommand(app, &exit_code);
+  portico::ctl::AddStatusCommand(app, &exit_code, &server);
+  portico::ctl::AddDiffCommand(app, &exit_code, &server);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -11,8 +11,10 @@ synchronise: `wait_until` polls a condition with a deadline. Only the Python 3 s
 
 import json
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.parse
@@ -126,6 +128,23 @@ class Process:
         with open(self.log_path, errors="replace") as f:
             return f.read()
 
+    def wait_log(self, needle, timeout=20):
+        """Waits until the log contains `needle`; returns the first line holding it."""
+        def found():
+            for line in self.log_text().splitlines():
+                if needle in line:
+                    return line
+            return None
+        return wait_until(found, timeout, "%r in %s's log" % (needle, self.name))
+
+    def rss_bytes(self):
+        """The process's resident set size (VmRSS of /proc/PID/status)."""
+        with open("/proc/%d/status" % self.process.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+        raise AssertionError("no VmRSS for %s" % self.name)
+
     def stop(self, sig=signal.SIGTERM, timeout=15):
         if self.process is None:
             return None
@@ -150,6 +169,13 @@ class Process:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def run_ctl(binaries, *args, timeout=60):
+    """Runs portico-ctl with `args`; returns (exit code, stdout, stderr)."""
+    done = subprocess.run([binaries.ctl] + [str(a) for a in args], capture_output=True,
+                          text=True, timeout=timeout)
+    return done.returncode, done.stdout, done.stderr
 
 
 class Controller(Process):
@@ -212,10 +238,12 @@ class Controller(Process):
 
 
 class Gateway(Process):
-    """portico-gateway connected to `controller_address`, admin on port 0."""
+    """portico-gateway connected to `controller_address`, admin on port 0; `advertise`: its
+    --advertise-address values (what Gateway status.addresses report), `workers`: --workers."""
 
     def __init__(self, binaries, workdir, controller_address, name="gateway", serve=(),
-                 gateway_class=None, snapshot=True, extra=(), log_level="info"):
+                 gateway_class=None, snapshot=True, extra=(), log_level="info", advertise=(),
+                 workers=None):
         self.admin_port_file = os.path.join(workdir, name + ".admin.port")
         if os.path.exists(self.admin_port_file):
             os.unlink(self.admin_port_file)
@@ -227,6 +255,10 @@ class Gateway(Process):
             argv += ["--gateway", s]
         if gateway_class:
             argv += ["--gateway-class", gateway_class]
+        for a in advertise:
+            argv += ["--advertise-address", a]
+        if workers is not None:
+            argv += ["--workers", str(workers)]
         if self.snapshot_path:
             argv += ["--snapshot-path", self.snapshot_path]
         argv += list(extra)
@@ -262,3 +294,82 @@ class Gateway(Process):
 
     def history(self):
         return self.api("/api/v1/runtime/history")
+
+
+# ---------------------------------------------------------------------------------------------
+# A private network namespace (`unshare -rn`): a test that binds real ports (80, 443) on
+# loopback addresses of its choosing runs there, clear of anything else on the machine. It
+# needs no privileges: the user namespace makes the process root of its own network namespace.
+
+PRIVATE_NETWORK_ENV = "PORTICO_PRIVATE_NETNS"
+
+
+def in_private_network():
+    """True in a process that reexec_in_private_network() started (or a child of it)."""
+    return os.environ.get(PRIVATE_NETWORK_ENV) == "1"
+
+
+def private_network_unavailable():
+    """None when `unshare -rn` works here, else why not (a sentence)."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return "the unshare command (util-linux) is not installed"
+    if shutil.which("ip") is None:
+        return "the ip command (iproute2) is not installed"
+    try:
+        probe = subprocess.run([unshare, "-rn", "true"], capture_output=True, text=True,
+                               timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "unshare -rn failed: %s" % e
+    if probe.returncode != 0:
+        return "unshare -rn failed (unprivileged user namespaces disabled?): %s" % (
+            probe.stderr.strip() or "exit %d" % probe.returncode)
+    return None
+
+
+def reexec_in_private_network(argv=None):
+    """Runs `python3 argv` (default: this script and its arguments) again under `unshare -rn`
+    with PRIVATE_NETWORK_ENV set; returns its exit status. Call private_network_unavailable()
+    first."""
+    argv = list(sys.argv if argv is None else argv)
+    env = dict(os.environ, **{PRIVATE_NETWORK_ENV: "1"})
+    child = subprocess.Popen([shutil.which("unshare"), "-rn", sys.executable] + argv, env=env)
+    previous = signal.signal(signal.SIGTERM, lambda sig, _: child.send_signal(sig))
+    try:
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:
+                child.send_signal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def die_with_parent(sig=signal.SIGTERM):
+    """Linux: this process gets `sig` when its parent exits (so a runner re-executed under
+    unshare does not outlive the process that started it). False when not supported."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        parent = os.getppid()
+        if libc.prctl(1, int(sig), 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+            return False
+        if os.getppid() != parent:  # the parent exited before prctl
+            os.kill(os.getpid(), sig)
+        return True
+    except (OSError, AttributeError):
+        return False
+
+
+def bring_up_loopback(addresses=()):
+    """In a private network namespace: sets lo up and adds `addresses` to it (127.0.0.0/8 is
+    routed on lo already; IPv6 addresses other than ::1 need adding). Raises
+    subprocess.CalledProcessError with ip's message on failure."""
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True, capture_output=True)
+    for a in addresses:
+        if ":" in a:
+            subprocess.run(["ip", "-6", "addr", "add", a + "/128", "dev", "lo", "nodad"],
+                           check=True, capture_output=True)
+        elif not a.startswith("127."):
+            subprocess.run(["ip", "addr", "add", a + "/32", "dev", "lo"], check=True,
+                           capture_output=True)

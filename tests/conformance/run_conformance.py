@@ -1,0 +1,823 @@
+#!/usr/bin/env python3
+"""Gateway API conformance: the HTTP routing cases, through a real controller and gateway.
+
+For each test file of the conformance data (../shared/conformance/gateway-api/, format in its
+README; --conformance-dir takes any directory of files in that format): write the file's
+objects (conformance_data.write_config) into a temporary config directory, with
+  - each Gateway given its own loopback address through spec.addresses (127.1.<slot>.<n>), so
+    every Gateway binds the spec's real ports (80, 8080, ...) as it would in Kubernetes;
+  - for each Service with a selector, the EndpointSlice Kubernetes would have written: the
+    addresses of the echo backends whose pod labels match (one loopback address per pod:
+    127.0.<2+i>.<1+r> and fd00:<2+i>::<1+r> for replica r of _base.json echoBackends[i], all on
+    the pods' port 3000), and runtimeSetup EndpointSlices filled the same way;
+start a real portico-controller and a real portico-gateway serving GatewayClass "portico"
+(--advertise-address: the file's Gateway addresses), wait until every statusChecks entry holds
+(conformance_data.poll_checks), then send each case's request to its Gateway's address and
+listener port and check the response as the README's "Case format" says: each request is
+repeated until it passes 3 times in a row, within --consistency-timeout seconds for the first
+case of a phase (later cases: at least --min-window seconds). followUps: their actions, status
+checks and cases. Files with HTTPS cases or HTTPS listeners are skipped (TLS is another issue).
+
+The echo backends (echo_backend.py) run in this process for the whole run. Binding port 80 on
+chosen addresses needs a private network namespace: unless already inside one, the runner
+re-executes itself under `unshare -rn` (no privileges needed) and sets lo up there; when that is
+impossible it runs in place as root, or skips (exit 77) with the reason.
+
+Prints one line per file (failures indented below it), a line of case and status-check counts
+and a final line "N passed, M failed, K skipped" (files). Exit status 0 when nothing failed; with
+--expected-failures FILE (lines "file.json: case: <name>", "file.json: status: <check>" or a bare
+"file.json" for every failure of that file; '#' comments) 0 when every failure is listed. Exit 77
+(skipped) when the conformance directory is absent.
+
+Only the Python 3 standard library and the openssl, unshare and ip commands.
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import hashlib
+import http.client
+import ipaddress
+import json
+import os
+import queue
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import echo_backend  # noqa: E402
+from conformance_data import (  # noqa: E402
+    FAIL, GATEWAY_CLASS, PASS, SKIP, SKIP_EXIT, Outcome, all_cases, generated_secrets,
+    list_test_files, load_expected, load_json, perform, poll_checks, portico_procs,
+    unique_descriptions, write_config)
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+USER_AGENT = "Go-http-client/1.1"  # what upstream's client sends
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan: echo pods and Gateway addresses
+
+
+class Pod:
+    """One echo backend replica of _base.json echoBackends."""
+
+    def __init__(self, backend, index, replica):
+        self.deployment = backend["name"]
+        self.namespace = backend["namespace"]
+        self.labels = backend.get("podLabels", {})
+        self.port = backend.get("httpContainerPort", 3000)
+        digest = hashlib.sha1(self.deployment.encode()).hexdigest()
+        self.name = "%s-%s-r%04d" % (self.deployment, digest[:8], replica)
+        self.v4 = "127.0.%d.%d" % (2 + index, 1 + replica)
+        self.v6 = "fd00:%x::%x" % (2 + index, 1 + replica)
+
+
+def plan_pods(base):
+    return [Pod(b, i, r) for i, b in enumerate(base.get("echoBackends", []))
+            for r in range(b.get("replicas", 1))]
+
+
+def gateway_addresses(base, test, slot):
+    """{"namespace/name": address} for every Gateway of the base and the file, in order."""
+    out = {}
+    for m in base.get("manifests", []) + test.get("manifests", []):
+        if m.get("kind") == "Gateway":
+            meta = m.get("metadata", {})
+            key = "%s/%s" % (meta.get("namespace", "default"), meta.get("name"))
+            if key not in out:
+                if len(out) >= 254:
+                    raise RuntimeError("more than 254 Gateways in one file")
+                out[key] = "127.1.%d.%d" % (slot, len(out) + 1)
+    return out
+
+
+def give_gateways_addresses(addresses):
+    """A write_config rewrite: each Gateway's spec.addresses becomes its own address (any
+    addresses it had are replaced: they could not be bound here)."""
+    def rewrite(obj):
+        if obj.get("kind") != "Gateway":
+            return
+        meta = obj.get("metadata", {})
+        key = "%s/%s" % (meta.get("namespace", "default"), meta.get("name"))
+        if key in addresses:
+            obj.setdefault("spec", {})["addresses"] = [{"type": "IPAddress",
+                                                        "value": addresses[key]}]
+    return rewrite
+
+
+def selector_endpoint_slices(base, test, pods):
+    """EndpointSlices Kubernetes' EndpointSlice controller would write for the Services with a
+    selector (of the base and the file): the matching echo pods' IPv4 addresses."""
+    slices = []
+    for m in base.get("manifests", []) + test.get("manifests", []):
+        spec = m.get("spec") or {}
+        if m.get("kind") != "Service" or not spec.get("selector"):
+            continue
+        meta = m.get("metadata", {})
+        namespace = meta.get("namespace", "default")
+        selected = [p for p in pods if p.namespace == namespace and
+                    all(p.labels.get(k) == v for k, v in spec["selector"].items())]
+        ports = []
+        for p in spec.get("ports", []):
+            target = p.get("targetPort", p.get("port"))
+            if not isinstance(target, int):
+                continue  # a named container port: the echo pods declare none
+            port = {"name": p.get("name", ""), "port": target, "protocol": p.get("protocol", "TCP")}
+            if p.get("appProtocol"):
+                port["appProtocol"] = p["appProtocol"]
+            ports.append(port)
+        slices.append({
+            "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": meta["name"] + "-conformance-ipv4", "namespace": namespace,
+                         "labels": {"kubernetes.io/service-name": meta["name"]}},
+            "addressType": "IPv4", "ports": ports,
+            "endpoints": [{"addresses": [p.v4], "conditions": {"ready": True},
+                           "targetRef": {"kind": "Pod", "namespace": namespace, "name": p.name}}
+                          for p in selected],
+        })
+    return slices
+
+
+def https_reason(test):
+    """Why a file is out of scope (HTTPS belongs to the TLS issue), or None."""
+    cases = all_cases(test)
+    https = sum(1 for c in cases if c.get("target", {}).get("scheme") == "https")
+    if https:
+        return "%d of its %d cases are HTTPS" % (https, len(cases))
+    for m in test.get("manifests", []):
+        if m.get("kind") == "Gateway":
+            for listener in (m.get("spec") or {}).get("listeners", []):
+                if listener.get("protocol") == "HTTPS":
+                    return "Gateway %s has HTTPS listener %s" % (
+                        (m.get("metadata") or {}).get("name"), listener.get("name"))
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP client
+
+
+class Response:
+    def __init__(self, status, headers, body, url):
+        self.status, self.headers, self.body, self.url = status, headers, body, url
+
+    def header(self, name):
+        """All values of `name` joined with ',' (as upstream compares them), or None."""
+        values = [v for n, v in self.headers if n.lower() == name.lower()]
+        return ",".join(values) if values else None
+
+    def echo(self):
+        """The echo backend's JSON, or (None, why not)."""
+        ctype = self.header("Content-Type")
+        if ctype != "application/json":
+            return None, "not the echo backend's answer (Content-Type %r, body %r)" % (
+                ctype, self.body[:120])
+        try:
+            return json.loads(self.body), None
+        except ValueError as e:
+            return None, "echo body is not JSON (%s): %r" % (e, self.body[:120])
+
+
+class RequestError(Exception):
+    """No HTTP response; `refused` when nothing listened at the address."""
+
+    def __init__(self, message, refused=False):
+        super().__init__(message)
+        self.refused = refused
+
+
+def canonical(name):
+    return echo_backend.canonical_header_key(name)
+
+
+def send_once(ip, port, method, path, host, headers, timeout):
+    """One HTTP/1.1 request on a fresh connection to ip:port; a Response or RequestError."""
+    conn = http.client.HTTPConnection(ip, port, timeout=timeout)
+    where = "%s:%d" % ("[%s]" % ip if ":" in ip else ip, port)
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", host)
+        conn.putheader("User-Agent", USER_AGENT)
+        for name, value in headers:
+            conn.putheader(name, value)
+        if method in ("POST", "PUT", "PATCH"):
+            conn.putheader("Content-Length", "0")
+        conn.endheaders()
+        response = conn.getresponse()
+        body = response.read()
+        return Response(response.status, response.getheaders(), body, None)
+    except ConnectionRefusedError:
+        raise RequestError("connection refused by %s: nothing listens there (is the gateway's "
+                           "data plane serving this Gateway?)" % where, refused=True)
+    except socket.timeout:
+        raise RequestError("no response from %s within %.0fs" % (where, timeout))
+    except http.client.RemoteDisconnected:
+        raise RequestError("%s closed the connection without a response" % where)
+    except (http.client.HTTPException, OSError) as e:
+        raise RequestError("%s: %s: %s" % (where, type(e).__name__, e))
+    finally:
+        conn.close()
+
+
+class Target:
+    """Where a case's request goes: the Gateway's address and the listener port."""
+
+    def __init__(self, case, addresses):
+        t = case["target"]
+        self.gateway = t["gateway"]
+        self.scheme = t.get("scheme", "http")
+        self.port = int(t["port"])
+        self.ip = addresses.get(self.gateway)
+
+    def default_host(self):
+        """What Go sends as Host when the case sets none: IP, or IP:port off the default."""
+        ip = "[%s]" % self.ip if ":" in self.ip else self.ip
+        return ip if DEFAULT_PORTS.get(self.scheme) == self.port else "%s:%d" % (ip, self.port)
+
+
+def request_headers(request):
+    headers = [(canonical(n), v) for n, v in (request.get("headers") or {}).items()]
+    echo_set = request.get("echoSetResponseHeaders") or {}
+    headers.append(("X-Echo-Set-Header", ",".join("%s:%s" % kv for kv in echo_set.items())))
+    return headers
+
+
+def send_case(case, target, timeout, extra_headers=()):
+    """Sends the case's request (following redirects unless the case says not to, as Go's
+    client does); returns the Response with .url set to the URL the request went to."""
+    request = case["request"]
+    method, path = request["method"], request["path"]
+    host = request.get("host") or target.default_host()
+    headers = request_headers(request) + list(extra_headers)
+    follow = request.get("followRedirects", True) and "redirect" not in case["expect"]
+    ip, port, scheme = target.ip, target.port, target.scheme
+    for _ in range(10):
+        url = "%s://%s%s" % (scheme, host, path)
+        response = send_once(ip, port, method, path, host, headers, timeout)
+        response.url = url
+        location = response.header("Location")
+        if not follow or response.status not in (301, 302, 303, 307, 308) or not location:
+            return response
+        nxt = urllib.parse.urlsplit(urllib.parse.urljoin(url, location))
+        if nxt.scheme != "http":
+            raise RequestError("redirected to %s (%d): only http is followed here" % (
+                location, response.status))
+        try:
+            ip = str(ipaddress.ip_address(nxt.hostname))
+        except ValueError:
+            ip = target.ip  # a name: every name resolves to the Gateway under test
+        port = nxt.port or DEFAULT_PORTS[nxt.scheme]
+        host, scheme = nxt.netloc, nxt.scheme
+        path = (nxt.path or "/") + ("?" + nxt.query if nxt.query else "")
+        if response.status == 303 or (response.status in (301, 302) and method == "POST"):
+            method = "GET"
+    raise RequestError("stopped after 10 redirects")
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing a response with a case's expectation (the README's "Case format", `expect`)
+
+
+def header_map(pairs):
+    """{lower-case name: values joined with ','}."""
+    out = {}
+    for name, value in pairs:
+        key = name.lower()
+        out[key] = out[key] + "," + value if key in out else value
+    return out
+
+
+def check_headers(what, actual, want, absent):
+    for name, value in (want or {}).items():
+        have = actual.get(name.lower())
+        if have is None:
+            return "%s lacks header %s (want %r; has %s)" % (what, name, value, sorted(actual))
+        if have != value:
+            return "%s header %s is %r, want %r" % (what, name, have, value)
+    for name in absent or []:
+        if name.lower() in actual:
+            return "%s has header %s: %r (want it absent)" % (what, name, actual[name.lower()])
+    return None
+
+
+def describe_response(response):
+    if 300 <= response.status < 400:
+        return "Location %r" % response.header("Location")
+    echo, _ = response.echo()
+    if echo is not None:
+        return "answered by %s/%s" % (echo.get("namespace"), echo.get("pod"))
+    return "body %r" % response.body[:80]
+
+
+def compare(case, response):
+    """None when the response meets the case's expectation, else why not."""
+    expect = case["expect"]
+    allowed = list(expect.get("statusAnyOf") or [expect["status"]])
+    if 504 in allowed:
+        allowed.append(408)  # upstream treats both as "timeout"
+    if response.status not in allowed:
+        return "status %d, want %s (%s)" % (response.status, "/".join(map(str, allowed)),
+                                           describe_response(response))
+    if response.status in (200, 204):
+        wants_echo = any(k in expect for k in ("backend", "namespace", "backendRequest"))
+        if wants_echo and response.status == 200:
+            echo, why = response.echo()
+            if echo is None:
+                return why
+            pod = echo.get("pod") or ""
+            if expect.get("backend") is not None and not pod.startswith(expect["backend"]):
+                return "answered by pod %s, want %s" % (pod, expect["backend"])
+            if expect.get("namespace") is not None and echo.get("namespace") != expect["namespace"]:
+                return "answered from namespace %s, want %s" % (echo.get("namespace"),
+                                                                expect["namespace"])
+            br = expect.get("backendRequest") or {}
+            for field in ("method", "path", "host"):
+                if br.get(field) is not None and echo.get(field) != br[field]:
+                    return "backend saw %s %r, want %r" % (field, echo.get(field), br[field])
+            seen = header_map((n, v) for n, values in (echo.get("headers") or {}).items()
+                              for v in values)
+            why = check_headers("backend request", seen, br.get("headers"),
+                                br.get("absentHeaders"))
+            if why:
+                return why
+        why = check_headers("response", header_map(response.headers),
+                            expect.get("responseHeaders"), expect.get("absentResponseHeaders"))
+        if why:
+            return why
+    redirect = expect.get("redirect")
+    if redirect is not None and 300 <= response.status < 400:
+        location = response.header("Location")
+        if not location:
+            return "status %d without a Location header" % response.status
+        got = urllib.parse.urlsplit(urllib.parse.urljoin(response.url, location))
+        if got.scheme != redirect["scheme"]:
+            return "Location %r: scheme %s, want %s" % (location, got.scheme, redirect["scheme"])
+        if redirect.get("host") is not None and (got.hostname or "") != redirect["host"].lower():
+            return "Location %r: host %s, want %s" % (location, got.hostname, redirect["host"])
+        try:
+            port = got.port
+        except ValueError:
+            return "Location %r: invalid port" % location
+        if redirect.get("port") is not None:
+            if port != redirect["port"]:
+                return "Location %r: port %s, want %d" % (location, port, redirect["port"])
+        elif port not in (None, DEFAULT_PORTS.get(got.scheme)):
+            return "Location %r: port %d, want none or the scheme's default" % (location, port)
+        if got.path != redirect["path"]:
+            return "Location %r: path %r, want %r" % (location, got.path, redirect["path"])
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Running cases
+
+
+class CaseRunner:
+    """Runs the cases of one phase (a file's cases, or a followUp's) against one gateway."""
+
+    def __init__(self, args, addresses, gateway):
+        self.args = args
+        self.addresses = addresses
+        self.gateway = gateway
+        self.settle_deadline = time.monotonic() + args.consistency_timeout
+        self.refused = {}  # (ip, port) -> reason, once a whole window saw only refusals
+
+    def attempt(self, case, target):
+        try:
+            response = send_case(case, target, self.args.request_timeout)
+        except RequestError as e:
+            return str(e), e.refused
+        return compare(case, response), False
+
+    def run(self, case):
+        """(outcome, reason) of one case."""
+        target = Target(case, self.addresses)
+        if target.ip is None:
+            return FAIL, "target Gateway %s is not among the file's Gateways" % target.gateway
+        if target.scheme != "http":
+            return SKIP, "scheme %s is out of scope (TLS issue)" % target.scheme
+        key = (target.ip, target.port)
+        start = time.monotonic()
+        deadline = max(self.settle_deadline, start + self.args.min_window)
+        if key in self.refused:
+            deadline = start  # one more try only: nothing listened there for a whole window
+        streak, last, all_refused = 0, None, True
+        while True:
+            self.gateway.check_alive()
+            reason, refused = self.attempt(case, target)
+            if reason is None:
+                streak += 1
+                all_refused = False
+                if streak >= self.args.consistency_passes:
+                    break
+                continue
+            streak, last = 0, reason
+            all_refused = all_refused and refused
+            if time.monotonic() >= deadline:
+                if all_refused:
+                    self.refused[key] = reason
+                return FAIL, "%s (for %.1fs)" % (last, time.monotonic() - start)
+            time.sleep(0.1)
+        # Converged: the configuration is in place; later failures need no long window.
+        self.settle_deadline = min(self.settle_deadline, time.monotonic())
+        self.refused.pop(key, None)
+        if "distribution" in case:
+            why = self.distribution(case, target, case["distribution"])
+            if why:
+                return FAIL, why
+        if "repeat" in case:
+            why = self.repeat(case, target, case["repeat"])
+            if why:
+                return FAIL, why
+        return PASS, ""
+
+    def distribution(self, case, target, spec):
+        """The README's `distribution` check (httproute-weight.json)."""
+        total = spec["totalRequests"]
+        weights = spec["expectedWeights"]
+        namespace = case["expect"].get("namespace")
+
+        def one(_):
+            jitter = [("X-Jitter", str(random.randint(0, 9999)))] if random.random() < 0.5 else []
+            try:
+                response = send_case(case, target, self.args.request_timeout, jitter)
+            except RequestError as e:
+                return None, str(e)
+            if response.status != 200:
+                return None, "status %d" % response.status
+            echo, why = response.echo()
+            if echo is None:
+                return None, why
+            if namespace is not None and echo.get("namespace") != namespace:
+                return None, "namespace %s" % echo.get("namespace")
+            return (echo.get("pod") or "").rsplit("-", 2)[0], None
+
+        last = None
+        for _ in range(spec.get("maxAttempts", 1)):
+            with concurrent.futures.ThreadPoolExecutor(spec.get("concurrency", 1)) as pool:
+                results = list(pool.map(one, range(total)))
+            errors = [why for backend, why in results if backend is None]
+            counts = collections.Counter(backend for backend, _ in results if backend is not None)
+            problems = []
+            if errors:
+                problems.append("%d of %d requests failed (first: %s)" % (len(errors), total,
+                                                                          errors[0]))
+            for backend, weight in weights.items():
+                share = counts.get(backend, 0) / total
+                if weight == 0 and counts.get(backend):
+                    problems.append("%s got %d requests, want none" % (backend, counts[backend]))
+                elif weight > 0 and not counts.get(backend):
+                    problems.append("%s got no request" % backend)
+                elif abs(share - weight) > spec["tolerance"]:
+                    problems.append("%s got %.3f of the requests, want %.2f +- %.2f" % (
+                        backend, share, weight, spec["tolerance"]))
+            for backend in set(counts) - set(weights):
+                problems.append("unexpected backend %s got %d requests" % (backend,
+                                                                          counts[backend]))
+            if not problems:
+                return None
+            last = "distribution: " + "; ".join(problems)
+        return last
+
+    def repeat(self, case, target, spec):
+        """The README's `repeat` check (backendHeaderMatchesPod)."""
+        if spec.get("assertion") != "backendHeaderMatchesPod":
+            return "unknown repeat assertion %s" % spec.get("assertion")
+        name = spec["header"].lower()
+        for i in range(spec["count"]):
+            try:
+                response = send_case(case, target, self.args.request_timeout)
+            except RequestError as e:
+                return "repeat %d: %s" % (i + 1, e)
+            why = compare(case, response)
+            if why:
+                return "repeat %d: %s" % (i + 1, why)
+            echo, why = response.echo()
+            if echo is None:
+                return "repeat %d: %s" % (i + 1, why)
+            values = [v for n, vs in (echo.get("headers") or {}).items() if n.lower() == name
+                      for v in vs]
+            pod = echo.get("pod") or ""
+            if len(values) != 1:
+                return "repeat %d: backend %s received %d %s headers %s, want exactly one" % (
+                    i + 1, pod, len(values), spec["header"], values)
+            if not pod.startswith(values[0]):
+                return "repeat %d: %s: %s was answered by pod %s" % (i + 1, spec["header"],
+                                                                     values[0], pod)
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# One test file
+
+LIVE = set()  # running portico processes, stopped by the SIGTERM handler
+WORKDIRS = set()  # temporary directories in use, removed by the SIGTERM handler
+LIVE_LOCK = threading.Lock()
+
+
+def track(process):
+    with LIVE_LOCK:
+        LIVE.add(process)
+    return process
+
+
+def stop(process):
+    with LIVE_LOCK:
+        LIVE.discard(process)
+    process.stop()
+
+
+class FileResult:
+    def __init__(self, name):
+        self.name = name
+        self.results = []  # [(description, outcome, reason)]
+        self.error = None
+        self.skipped = None  # reason the whole file was skipped
+
+
+def kind_of(description):
+    """"case" or "status" for a result description ("[followUp ...: ]case: name")."""
+    return "case" if " case: " in " " + description else "status"
+
+
+def run_file(path, args, base, secrets, pods, slot):
+    name = os.path.basename(path)
+    result = FileResult(name)
+    test = load_json(path)
+    reason = https_reason(test)
+    if reason:
+        result.skipped = "HTTPS is out of scope here (TLS issue): %s" % reason
+        return result
+    workdir = tempfile.mkdtemp(prefix="portico-conformance-")
+    with LIVE_LOCK:
+        WORKDIRS.add(workdir)
+    conf = os.path.join(workdir, "conf")
+    os.makedirs(conf)
+    procs = []
+    try:
+        addresses = gateway_addresses(base, test, slot)
+        v1 = [p for p in pods if p.deployment == "infra-backend-v1"]
+        endpoints = {"IPv4": [p.v4 for p in v1],
+                     "IPv6": [p.v6 for p in v1] if args.ipv6 else []}
+        write_config(conf, base, secrets, test, endpoints=endpoints,
+                     rewrite=give_gateways_addresses(addresses),
+                     extra=selector_endpoint_slices(base, test, pods))
+        binaries = portico_procs.Binaries(args.controller, args.gateway, None, args.plugin_dir)
+        controller = track(portico_procs.Controller(binaries, conf, workdir, log_level="warn"))
+        procs.append(controller)
+        controller.wait_ready(args.ready_timeout)
+        gateway = track(portico_procs.Gateway(
+            binaries, workdir, controller.sync_address(), gateway_class=GATEWAY_CLASS,
+            snapshot=False, log_level=args.gateway_log_level,
+            advertise=sorted(set(addresses.values())), workers=args.workers))
+        procs.append(gateway)
+        phases = [("", test.get("statusChecks", []), [], test.get("cases", []))]
+        for i, follow in enumerate(test.get("followUps", [])):
+            phases.append(("followUp %d (%s): " % (i + 1, follow.get("name", "")),
+                           follow.get("statusChecks", []), follow.get("actions", []),
+                           follow.get("cases", [])))
+        seen_checks, seen_cases = {}, {}
+        for label, checks, actions, cases in phases:
+            for action in actions:
+                error = perform(action, controller.admin)
+                if error:
+                    result.results.append((label + "action", FAIL, error))
+            outcomes = poll_checks(checks, controller.admin,
+                                   time.monotonic() + args.status_deadline)
+            for description, (outcome, why) in zip(
+                    unique_descriptions(label + "status: ", checks, seen_checks), outcomes):
+                result.results.append((description, outcome, why))
+            runner = CaseRunner(args, addresses, gateway)
+            for case in cases:
+                description = label + "case: " + case["name"]
+                seen_cases[description] = seen_cases.get(description, 0) + 1
+                if seen_cases[description] > 1:
+                    description += " #%d" % seen_cases[description]
+                outcome, why = runner.run(case)
+                result.results.append((description, outcome, why))
+    except (RuntimeError, OSError, subprocess.CalledProcessError, AssertionError) as e:
+        result.error = str(e)
+    finally:
+        for p in reversed(procs):
+            stop(p)
+        with LIVE_LOCK:
+            WORKDIRS.discard(workdir)
+        if args.keep:
+            print("  (kept %s for %s)" % (workdir, name), file=sys.stderr)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Main
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--controller", required=True, help="portico-controller binary")
+    parser.add_argument("--gateway", required=True, help="portico-gateway binary")
+    parser.add_argument("--plugin-dir", required=True, help="directory of the built plugins")
+    parser.add_argument("--conformance-dir", required=True,
+                        help="a directory of conformance files (the Gateway API data: "
+                        "../shared/conformance/gateway-api)")
+    parser.add_argument("--expected-failures", help="file of 'file.json: case: name' lines")
+    parser.add_argument("--write-expected-failures",
+                        help="write the failures to this file (to seed the list)")
+    parser.add_argument("--status-deadline", type=float, default=30.0,
+                        help="seconds to wait for a phase's status checks (default 30)")
+    parser.add_argument("--consistency-timeout", type=float, default=30.0,
+                        help="seconds the first cases of a phase may take to pass (default 30, "
+                        "upstream's MaxTimeToConsistency)")
+    parser.add_argument("--min-window", type=float, default=2.0,
+                        help="seconds any case is retried before it fails (default 2)")
+    parser.add_argument("--consistency-passes", type=int, default=3,
+                        help="passes in a row a case needs (default 3)")
+    parser.add_argument("--request-timeout", type=float, default=10.0)
+    parser.add_argument("--ready-timeout", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, default=1, help="gateway --workers (default 1)")
+    parser.add_argument("--gateway-log-level", default="warn")
+    parser.add_argument("--jobs", type=int, default=2, help="files run in parallel (default 2)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directories")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print failures only when --expected-failures does not list them")
+    parser.add_argument("--no-netns", action="store_true",
+                        help="run in the current network namespace (needs root for port 80)")
+    parser.add_argument("files", nargs="*", help="only these test files (names)")
+    return parser.parse_args()
+
+
+def enter_network(args):
+    """None to go on here, or an exit status (the re-executed run's, or SKIP_EXIT)."""
+    args.ipv6 = False
+    if portico_procs.in_private_network():
+        portico_procs.die_with_parent()
+        return None
+    if not args.no_netns:
+        why = portico_procs.private_network_unavailable()
+        if why is None:
+            return portico_procs.reexec_in_private_network()
+        if os.geteuid() != 0:
+            print("SKIP: the runner binds ports 80/8080 on 127.x addresses in a private network "
+                  "namespace (unshare -rn), which is unavailable here: %s. Run it as root with "
+                  "--no-netns instead." % why)
+            return SKIP_EXIT
+        print("NOTE: unshare -rn unavailable (%s); running as root in the host network "
+              "namespace" % why)
+    return None
+
+
+def main():
+    args = parse_args()
+    if not os.path.isdir(args.conformance_dir):
+        print("SKIP: conformance data not found at %s (it lives in ../shared/conformance/"
+              "gateway-api next to the repository)" % args.conformance_dir)
+        return SKIP_EXIT
+    if shutil.which("openssl") is None:
+        print("SKIP: the openssl command is needed to generate the TLS Secrets")
+        return SKIP_EXIT
+    status = enter_network(args)
+    if status is not None:
+        return status
+
+    Outcome.with_gateway = True
+    base = load_json(os.path.join(args.conformance_dir, "_base.json"))
+    pods = plan_pods(base)
+    if portico_procs.in_private_network():
+        try:
+            portico_procs.bring_up_loopback()
+            portico_procs.bring_up_loopback([p.v6 for p in pods])
+            args.ipv6 = True
+        except subprocess.CalledProcessError as e:
+            print("NOTE: no IPv6 echo addresses (%s): IPv6 EndpointSlices stay empty" %
+                  (e.stderr or b"").decode(errors="replace").strip())
+    echo = echo_backend.EchoServers(
+        [echo_backend.EchoPod(p.v4, p.port, p.namespace, p.name) for p in pods] +
+        ([echo_backend.EchoPod(p.v6, p.port, p.namespace, p.name) for p in pods]
+         if args.ipv6 else []))
+    try:
+        echo.start()
+    except OSError as e:
+        print("FAIL: the echo backends cannot listen: %s" % e)
+        return 1
+
+    def on_term(sig, _frame):
+        with LIVE_LOCK:
+            live, workdirs = list(LIVE), list(WORKDIRS)
+        for p in live:
+            p.kill()
+        for d in workdirs:
+            shutil.rmtree(d, ignore_errors=True)
+        os._exit(128 + sig)
+    signal.signal(signal.SIGTERM, on_term)
+
+    files = list_test_files(args.conformance_dir)
+    if args.files:
+        files = [f for f in files if f in set(args.files)]
+    secrets_dir = tempfile.mkdtemp(prefix="portico-conformance-secrets-")
+    try:
+        secrets = generated_secrets(base, secrets_dir)
+    finally:
+        shutil.rmtree(secrets_dir, ignore_errors=True)
+
+    slots = queue.Queue()
+    jobs = max(1, min(args.jobs, 250))
+    for s in range(jobs):
+        slots.put(s)
+
+    def run(path):
+        slot = slots.get()
+        try:
+            return run_file(path, args, base, secrets, pods, slot)
+        finally:
+            slots.put(slot)
+
+    paths = [os.path.join(args.conformance_dir, f) for f in files]
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            runs = list(pool.map(run, paths))
+    finally:
+        echo.stop()
+    return report(runs, args)
+
+
+def report(runs, args):
+    expected = load_expected(args.expected_failures) if args.expected_failures else None
+    files = {PASS: 0, FAIL: 0, SKIP: 0}
+    totals = {(k, o): 0 for k in ("case", "status") for o in (PASS, FAIL, SKIP)}
+    failing, unexpected, now_passing = [], [], []
+    refused = 0
+    for run in runs:
+        if run.skipped:
+            files[SKIP] += 1
+            print("SKIP %s: %s" % (run.name, run.skipped))
+            continue
+        results = list(run.results)
+        if run.error:
+            results.append(("run", FAIL, run.error))
+        counts = collections.Counter((kind_of(d), o) for d, o, _ in results if d != "run")
+        for k, v in counts.items():
+            totals[k] += v
+        failed = any(o == FAIL for _, o, _ in results)
+        files[FAIL if failed else PASS] += 1
+
+        def ratio(kind):
+            n = sum(counts[(kind, o)] for o in (PASS, FAIL, SKIP))
+            return "%d/%d" % (counts[(kind, PASS)], n)
+        print("%s %s: %s cases, %s status checks passed%s" % (
+            "FAIL" if failed else "PASS", run.name, ratio("case"), ratio("status"),
+            "; run failed" if run.error else ""))
+        for description, outcome, reason in results:
+            key = "%s: %s" % (run.name, description)
+            listed = expected is not None and (key in expected or run.name in expected)
+            if outcome == FAIL:
+                failing.append(key)
+                refused += "connection refused" in reason
+                if expected is not None and not listed:
+                    unexpected.append(key)
+                if not args.quiet or not listed:
+                    print("    FAIL%s %s: %s" % (
+                        "" if expected is None else (" (expected)" if listed else " (NEW)"),
+                        description, reason))
+            elif outcome == SKIP and not args.quiet:
+                print("    SKIP %s: %s" % (description, reason))
+            elif expected is not None and key in expected:
+                now_passing.append(key)
+
+    if args.write_expected_failures:
+        with open(args.write_expected_failures, "w") as f:
+            f.write("# Gateway API conformance failures today, one 'file: case|status: ...' per "
+                    "line.\n# Remove lines as features land; the test fails on any failure not "
+                    "listed here.\n")
+            for key in sorted(failing):
+                f.write(key + "\n")
+    if refused:
+        print("note: %d failures were connection refused: the gateway did not listen on its "
+              "Gateways' addresses (data plane not serving?)" % refused)
+    print("cases: %d passed, %d failed, %d skipped; status checks: %d passed, %d failed" % (
+        totals[("case", PASS)], totals[("case", FAIL)], totals[("case", SKIP)],
+        totals[("status", PASS)], totals[("status", FAIL)]))
+    if expected is not None:
+        print("expected failures: %d failing, %d of them listed, %d new; %d listed now pass" % (
+            len(failing), len(failing) - len(unexpected), len(unexpected), len(now_passing)))
+        for key in now_passing:
+            print("    now passes (remove from the list): %s" % key)
+        exit_code = 1 if unexpected else 0
+    else:
+        exit_code = 1 if files[FAIL] else 0
+    print("%d passed, %d failed, %d skipped" % (files[PASS], files[FAIL], files[SKIP]))
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
