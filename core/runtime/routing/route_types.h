@@ -1,0 +1,210 @@
+// route_types.h: the values the route table (route_table.h) hands the HTTP proxy: a matched rule's
+// action (weighted backend keys, redirect, filters, timeouts), the request as the matcher sees
+// it, match results, and the sockets the listener sets need. Everything here is parsed once from
+// route_rules.v1 / listener_set.v1 (docs/contributions.md) when a RouteTable is built.
+//
+// Thread-safety: value types. Those reached through a RouteTable are immutable and may be read
+// from any thread for as long as the table is held (shared_ptr). Ownership: a RouteAction or
+// ListenerInfo pointer returned by a table lives as long as that table.
+#ifndef PORTICO_CORE_RUNTIME_ROUTING_ROUTE_TYPES_H_
+#define PORTICO_CORE_RUNTIME_ROUTING_ROUTE_TYPES_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace portico::core::routing {
+
+// Boxed is an optional value held on the heap: std::optional's read interface (has_value, bool,
+// *, ->, value, == std::nullopt) in one pointer, for rarely-set members of per-rule structs.
+template <typename T>
+class Boxed {
+ public:
+  Boxed() = default;
+  Boxed(std::nullopt_t) {}
+  Boxed(T value) : p_(std::make_unique<T>(std::move(value))) {}
+  Boxed(const Boxed& o) : p_(o.p_ != nullptr ? std::make_unique<T>(*o.p_) : nullptr) {}
+  Boxed& operator=(const Boxed& o) {
+    p_ = o.p_ != nullptr ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  Boxed(Boxed&&) noexcept = default;
+  Boxed& operator=(Boxed&&) noexcept = default;
+
+  bool has_value() const { return p_ != nullptr; }
+  explicit operator bool() const { return p_ != nullptr; }
+  const T& operator*() const { return *p_; }
+  const T* operator->() const { return p_.get(); }
+  const T& value() const { return *p_; }  // precondition: has_value()
+  void reset() { p_.reset(); }
+  friend bool operator==(const Boxed& b, std::nullopt_t) { return b.p_ == nullptr; }
+
+ private:
+  std::unique_ptr<T> p_;
+};
+
+// FilterKind is a built-in filter of route_rules.v1 ("builtin" member; "binding" for kBinding).
+enum class FilterKind {
+  kRequestHeaders,   // "requestHeaders": headers
+  kResponseHeaders,  // "responseHeaders": headers
+  kUrlRewrite,       // "urlRewrite": rewrite
+  kRedirect,         // "redirect" (backend-level filters only): redirect
+  kMirror,           // "mirror": mirror_key, mirror_percent
+  kBinding,          // {"binding": id}: binding (a filter_binding.v1 id)
+};
+
+// HeaderOps is a RequestHeaderModifier / ResponseHeaderModifier: names as written.
+struct HeaderOps {
+  std::vector<std::pair<std::string, std::string>> set;  // (name, value)
+  std::vector<std::pair<std::string, std::string>> add;  // (name, value)
+  std::vector<std::string> remove;                       // names
+};
+
+// PathModifierType is the `path.type` of a URLRewrite or RequestRedirect.
+enum class PathModifierType { kNone, kReplaceFullPath, kReplacePrefixMatch };
+
+// UrlRewrite is a URLRewrite filter. ReplacePrefixMatch replaces RouteAction::matched_prefix.
+struct UrlRewrite {
+  std::optional<std::string> hostname;
+  PathModifierType path_type = PathModifierType::kNone;
+  std::string path_value;
+};
+
+// Redirect is a RequestRedirect (the rule's, or a backend-level filter's). Empty scheme or
+// hostname: the request's. port 0: keep (the listener's port; the handler already turned a
+// scheme without port into that scheme's well-known port). The Location header omits the port
+// when it is the scheme's default.
+struct Redirect {
+  std::string scheme;
+  std::string hostname;
+  int port = 0;
+  std::string path_type;  // "" (keep the path), "ReplaceFullPath" or "ReplacePrefixMatch"
+  std::string path_value;
+  int status_code = 302;
+  PathModifierType path_modifier = PathModifierType::kNone;  // path_type as an enum
+};
+
+// FilterSpec is one built-in filter, parsed once. Only the members of its `kind` are set.
+struct FilterSpec {
+  FilterKind kind = FilterKind::kRequestHeaders;
+  HeaderOps headers;            // kRequestHeaders, kResponseHeaders
+  UrlRewrite rewrite;           // kUrlRewrite
+  Redirect redirect;            // kRedirect
+  std::string mirror_key;       // kMirror: "" mirrors nothing
+  double mirror_percent = 100;  // kMirror: 0-100, possibly fractional
+  std::string binding;          // kBinding: a filter_binding.v1 id; missing -> 500
+};
+
+// BackendRef is one weighted backend of a rule. An invalid one (key "") keeps its weight and
+// answers 500 for its share.
+struct BackendRef {
+  std::string key;  // "<namespace>/<service>:<port>" (BackendTable::Find), or "" when invalid
+  uint32_t weight = 0;
+  std::vector<FilterSpec> filters;  // run only for requests sent to this backend
+  bool valid() const { return !key.empty(); }
+};
+
+// RouteAction is what a matched rule does. No backends (or total_weight 0) and no redirect: 500.
+struct RouteAction {
+  std::vector<BackendRef> backends;
+  uint32_t total_weight = 0;  // sum of the backends' weights
+  // The rule's RequestRedirect: replaces backends. Read it like a std::optional<Redirect>
+  // (boxed: one pointer instead of 150 bytes in every rule; memory per route counts at 10k).
+  Boxed<Redirect> redirect;
+  std::vector<FilterSpec> filters;         // in written order (the redirect taken out)
+  int64_t request_timeout_ms = 0;          // 0: none
+  int64_t backend_request_timeout_ms = 0;  // 0: none
+  std::string route_key;                   // "namespace/name" of the route, for logs
+  std::string rule_id;                     // "<rule index>.<match index>"
+  std::string rule_name;                   // the rule's name, "" when it has none
+  std::string matched_prefix;  // the rule's Prefix match value as written; "" for Exact/Regex
+
+  // PickBackend maps `random` (any value, e.g. a per-worker counter or PRNG output) to a backend
+  // in proportion to the weights (zero-weight ones never): nullptr when total_weight is 0.
+  // Allocation-free; linear in the backends (a rule has at most 16).
+  const BackendRef* PickBackend(uint64_t random) const;
+};
+
+// HeaderSource is the request's headers as the matcher reads them. Get returns the value of the
+// header named `lower_name` (given in lower case; compare case-insensitively), or nullopt. When
+// a header is repeated, the proxy decides which value (or joined value) it returns. Must not
+// allocate if the proxy wants an allocation-free lookup; called on the matching thread only.
+class HeaderSource {
+ public:
+  virtual std::optional<std::string_view> Get(std::string_view lower_name) const = 0;
+
+ protected:
+  ~HeaderSource() = default;
+};
+
+// HeaderLambda adapts a callable `std::optional<std::string_view>(std::string_view)` to a
+// HeaderSource without allocating: `auto h = HeaderLambda([&](std::string_view n) {...});`.
+template <typename F>
+class HeaderLambda final : public HeaderSource {
+ public:
+  explicit HeaderLambda(F f) : f_(std::move(f)) {}
+  std::optional<std::string_view> Get(std::string_view lower_name) const override {
+    return f_(lower_name);
+  }
+
+ private:
+  F f_;
+};
+
+// RequestView is the request as the matcher sees it. Nothing is copied; every view must outlive
+// the Match call.
+struct RequestView {
+  std::string_view host;    // Host header / :authority; a ":port" suffix and case are ignored
+  std::string_view path;    // the path, without the query; matched as given (the proxy
+                            // normalizes it first if it wants to)
+  std::string_view query;   // the raw query string without '?' (percent-decoded when matched)
+  std::string_view method;  // e.g. "GET" (case-sensitive)
+  const HeaderSource* headers = nullptr;  // null: no headers
+};
+
+enum class MatchOutcome { kMatched, kNoListener, kNoRoute };
+
+// ListenerInfo describes a listener a request was matched on (several Gateways' listeners with
+// the same hostname on the same (address, port) are merged into one).
+struct ListenerInfo {
+  std::string address;  // the listener set's address ("" = the gateway's default)
+  uint16_t port = 0;
+  std::string protocol;            // "HTTP", "HTTPS"
+  std::string hostname;            // "" = any host
+  std::vector<std::string> names;  // "<gateway namespace>/<gateway name>/<listener name>", sorted
+};
+
+// MatchResult: kMatched with `action`; kNoRoute when a listener took the host but no rule
+// matched (`listener` set); kNoListener when no listener set or listener takes the request.
+struct MatchResult {
+  MatchOutcome outcome = MatchOutcome::kNoListener;
+  const RouteAction* action = nullptr;
+  const ListenerInfo* listener = nullptr;
+};
+
+// ListenerSocketSpec is one socket a listener set needs: (address, port, protocol) and the
+// owners (object keys "group/Kind/ns/name") of the listener_set.v1 entries behind it, sorted, to
+// nack when the bind fails.
+struct ListenerSocketSpec {
+  std::string address;  // "" = the gateway's default address
+  uint16_t port = 0;
+  std::string protocol;
+  std::vector<std::string> owners;
+  bool operator==(const ListenerSocketSpec&) const = default;
+};
+
+// Refusal is an owner whose contributions a RouteTable could not use (a listener whose protocol
+// conflicts with its port's, a regex RE2 does not compile, a malformed entry). The consumer's
+// Prepare returns them as nacks (RuntimeConsumer::Prepare).
+struct Refusal {
+  std::string owner;
+  std::string reason;
+};
+
+}  // namespace portico::core::routing
+
+#endif  // PORTICO_CORE_RUNTIME_ROUTING_ROUTE_TYPES_H_
