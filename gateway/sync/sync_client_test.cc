@@ -470,7 +470,8 @@ TEST_F(SyncClientTest, ResyncsAfterTheServerRestartsWithANewServerId) {
   EXPECT_EQ(status.applied_version, 2u);
   EXPECT_EQ(status.server_head, 2u);
   EXPECT_EQ(status.lag(), 0u);
-  EXPECT_EQ(status.reconnects, 1u);
+  // At least one reconnect: a retry may also reach the old server while it shuts down.
+  EXPECT_GE(status.reconnects, 1u);
   EXPECT_EQ(status.snapshots_applied, 2u);
   std::vector<core::CommitRecord> history = runtime_->History();
   ASSERT_EQ(history.size(), 2u);
