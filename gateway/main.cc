@@ -1,14 +1,14 @@
-// portico-gateway: holds the controller's processed configuration for the Gateways it serves,
-// received over ConfigSync (DESIGN.md §5, §7); the data plane serving HTTP(S) from it arrives with
-// the data-plane issue.
+// portico-gateway: serves HTTP for the Gateways it is given, from the controller's processed
+// configuration received over ConfigSync (DESIGN.md §5, §7): the data plane (gateway/server) is
+// the runtime's consumer, so every committed snapshot reaches the workers.
 //
 //   portico-gateway [--config portico-gateway.toml] [flags]   sync and serve the admin API
 //   portico-gateway --check                                   print the inventory and exit
 //
-// Start-up: settings (gateway/config/) -> plugins -> GatewayRuntime -> the snapshot file, if
-// any, applied before connecting (ready "from snapshot" when no controller is reachable) -> admin
-// API (127.0.0.1:5900) -> the ConfigSync client. SIGINT/SIGTERM: stop the client, write the
-// snapshot file, exit 0.
+// Start-up: settings (gateway/config/) -> plugins -> data plane workers -> GatewayRuntime -> the
+// snapshot file, if any, applied before connecting (ready "from snapshot" when no controller is
+// reachable) -> admin API (127.0.0.1:5900) -> the ConfigSync client. SIGINT/SIGTERM: stop the
+// client, write the snapshot file, stop the data plane, exit 0.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -27,6 +27,8 @@
 #include "core/sync/inventory.h"
 #include "gateway/admin/gateway_admin.h"
 #include "gateway/config/config_flags.h"
+#include "gateway/server/access_log.h"
+#include "gateway/server/data_plane.h"
 #include "gateway/sync/snapshot_file.h"
 #include "gateway/sync/sync_client.h"
 
@@ -101,7 +103,35 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  portico::core::GatewayRuntime runtime(*plugins, /*consumer=*/nullptr);
+  auto access_log = portico::gateway::server::AccessLogSink::Open(config->access_log);
+  if (!access_log.ok()) {
+    std::fprintf(stderr, "error: %s\n", access_log.status().message().c_str());
+    return 2;
+  }
+  portico::gateway::server::DataPlaneOptions plane_options;
+  plane_options.workers = config->workers;
+  plane_options.default_address = config->ListenAddress();
+  plane_options.access_log = *access_log;
+  portico::gateway::server::ProxySettings& settings = plane_options.settings;
+  settings.header_read_timeout_ms = static_cast<uint64_t>(config->header_read_timeout_ms);
+  settings.idle_timeout_ms = static_cast<uint64_t>(config->idle_timeout_ms);
+  settings.connect_timeout_ms = static_cast<uint64_t>(config->connect_timeout_ms);
+  settings.upstream_timeout_ms = static_cast<uint64_t>(config->upstream_timeout_ms);
+  settings.upstream_idle_timeout_ms = static_cast<uint64_t>(config->upstream_idle_timeout_ms);
+  settings.request_limits.max_request_line = static_cast<size_t>(config->max_request_line);
+  settings.request_limits.max_head_bytes = static_cast<size_t>(config->max_header_bytes);
+  settings.request_limits.max_headers = static_cast<size_t>(config->max_headers);
+  settings.max_body_bytes = static_cast<uint64_t>(config->max_body_bytes);
+  settings.max_idle_upstream_per_endpoint = static_cast<size_t>(config->upstream_keepalive);
+  // Declared before the runtime: the consumer outlives it.
+  portico::gateway::server::DataPlane data_plane(plane_options);
+  if (Status started = data_plane.Start(); !started.ok()) {
+    spdlog::critical("data plane: {}", started.message());
+    return 1;
+  }
+  spdlog::info("data plane: {} workers; Gateways without addresses listen on {}",
+               data_plane.workers(), plane_options.default_address);
+  portico::core::GatewayRuntime runtime(*plugins, &data_plane);
 
   // The sync thread marks the snapshot file dirty through this pointer (set before it starts).
   std::atomic<portico::gateway::SnapshotWriter*> snapshot_writer{nullptr};
@@ -190,6 +220,7 @@ int main(int argc, char** argv) {
     break;
   }
   client.Stop();
+  data_plane.Stop();
   if (writer != nullptr) {
     writer->Stop();
     if (writer->Writes() > 0 && !writer->LastStatus().ok()) {

@@ -42,6 +42,30 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "Data-plane worker threads (0: one per CPU core)");
   Setting(app, flags, "--log-level", &GatewayConfig::log_level,
           "trace, debug, info, warn, error, critical or off");
+  Setting(app, flags, "--access-log", &GatewayConfig::access_log,
+          "Access log: stderr, stdout, a file path (appended) or off");
+  Setting(app, flags, "--listen-address", &GatewayConfig::listen_address,
+          "Address bound for Gateways without spec.addresses (default: the first advertised)");
+  Setting(app, flags, "--header-read-timeout-ms", &GatewayConfig::header_read_timeout_ms,
+          "A request head must arrive within this (then 408)");
+  Setting(app, flags, "--idle-timeout-ms", &GatewayConfig::idle_timeout_ms,
+          "Close client connections idle between requests for this long");
+  Setting(app, flags, "--connect-timeout-ms", &GatewayConfig::connect_timeout_ms,
+          "Upstream connect timeout (then 503)");
+  Setting(app, flags, "--upstream-timeout-ms", &GatewayConfig::upstream_timeout_ms,
+          "No byte moved on a proxied exchange for this long: 504");
+  Setting(app, flags, "--upstream-idle-timeout-ms", &GatewayConfig::upstream_idle_timeout_ms,
+          "Close pooled idle upstream connections after this long");
+  Setting(app, flags, "--max-request-line", &GatewayConfig::max_request_line,
+          "Longest request line (then 414)");
+  Setting(app, flags, "--max-header-bytes", &GatewayConfig::max_header_bytes,
+          "Largest request head (then 431)");
+  Setting(app, flags, "--max-headers", &GatewayConfig::max_headers,
+          "Most header fields in a request (then 431)");
+  Setting(app, flags, "--max-body-bytes", &GatewayConfig::max_body_bytes,
+          "Largest request body (then 413; 0: unlimited)");
+  Setting(app, flags, "--upstream-keepalive", &GatewayConfig::upstream_keepalive,
+          "Idle upstream connections kept per endpoint and worker");
   app.add_option("--sync-ca-file", flags->sync_ca_file,
                  "ConfigSync mutual TLS: CA certificate (PEM) the controller's certificate "
                  "chains to (with --sync-cert-file and --sync-key-file)");

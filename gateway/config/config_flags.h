@@ -6,7 +6,10 @@
 //   --config FILE  --controller HOST:PORT  --name NAME  --gateway NS/NAME (repeatable)
 //   --gateway-class CLASS  --advertise-address ADDR (repeatable)  --plugin-dir DIR
 //   --snapshot-path FILE  --admin-address ADDR  --admin-port N  --admin-port-file PATH
-//   --workers N  --log-level LEVEL  --check
+//   --workers N  --log-level LEVEL  --access-log DEST  --listen-address ADDR
+//   --header-read-timeout-ms --idle-timeout-ms --connect-timeout-ms --upstream-timeout-ms
+//   --upstream-idle-timeout-ms --max-request-line --max-header-bytes --max-headers
+//   --max-body-bytes --upstream-keepalive N  --check
 //   --sync-ca-file F --sync-cert-file F --sync-key-file F [--sync-server-name NAME]: mutual TLS
 //     with these files (all three together), replacing the file's [conf_sync_security];
 //     --sync-server-name alone overrides the active set's server_name.

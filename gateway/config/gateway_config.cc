@@ -37,6 +37,31 @@ Status CheckHostPort(std::string_view text) {
   return OkStatus();
 }
 
+// Range is one numeric data-plane setting with its bounds (TOML key as in the file).
+struct Range {
+  const char* name;
+  int64_t value;
+  int64_t min;
+  int64_t max;
+};
+
+constexpr int64_t kDay = 24 * 3600 * 1000;
+
+std::vector<Range> DataPlaneRanges(const GatewayConfig& c) {
+  return {
+      {"timeouts.header_read_ms", c.header_read_timeout_ms, 1, kDay},
+      {"timeouts.idle_ms", c.idle_timeout_ms, 1, kDay},
+      {"timeouts.connect_ms", c.connect_timeout_ms, 1, kDay},
+      {"timeouts.upstream_ms", c.upstream_timeout_ms, 1, kDay},
+      {"timeouts.upstream_idle_ms", c.upstream_idle_timeout_ms, 1, kDay},
+      {"limits.max_request_line", c.max_request_line, 64, 1 << 20},
+      {"limits.max_header_bytes", c.max_header_bytes, 256, 16 << 20},
+      {"limits.max_headers", c.max_headers, 1, 10'000},
+      {"limits.max_body_bytes", c.max_body_bytes, 0, INT64_MAX},
+      {"limits.upstream_keepalive", c.upstream_keepalive, 0, 100'000},
+  };
+}
+
 }  // namespace
 
 StatusOr<GatewayRef> ParseGatewayRef(std::string_view text) {
@@ -80,7 +105,23 @@ Status GatewayConfig::Validate() const {
                                 "\" is not one of trace, debug, info, warn, error, critical, off");
   }
   if (admin_address.empty()) return InvalidArgumentError("admin.address: empty");
+  if (access_log.empty()) {
+    return InvalidArgumentError(
+        "access_log: empty (use \"off\", \"stderr\", \"stdout\" or a path)");
+  }
+  for (const auto& [name, value, min, max] : DataPlaneRanges(*this)) {
+    if (value < min || value > max) {
+      return InvalidArgumentError(std::string(name) + ": " + std::to_string(value) +
+                                  " is out of range [" + std::to_string(min) + ", " +
+                                  std::to_string(max) + "]");
+    }
+  }
   return OkStatus();
+}
+
+std::string GatewayConfig::ListenAddress() const {
+  if (!listen_address.empty()) return listen_address;
+  return addresses.empty() ? "0.0.0.0" : addresses.front();
 }
 
 std::vector<GatewayRef> GatewayConfig::ServedGateways() const {
@@ -119,6 +160,18 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, GatewayConfi
                                         "\" is not one of trace, debug, info, warn, error, "
                                         "critical, off");
   }
+  {
+    const toml::node* node = root.get("access_log");
+    PORTICO_RETURN_IF_ERROR(top.String("access_log", &config->access_log));
+    if (node != nullptr && config->access_log.empty()) {
+      return top.ErrorAt("access_log", "empty (use \"off\", \"stderr\", \"stdout\" or a path)");
+    }
+    if (node != nullptr && config->access_log != "off" && config->access_log != "stderr" &&
+        config->access_log != "stdout") {
+      PORTICO_RETURN_IF_ERROR(top.Path("access_log", &config->access_log));
+    }
+  }
+  PORTICO_RETURN_IF_ERROR(top.String("listen_address", &config->listen_address));
 
   Status status;
   if (const toml::table* serve = top.Table("serve", &status)) {
@@ -139,6 +192,29 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, GatewayConfi
     PORTICO_RETURN_IF_ERROR(reader.Int("port", 0, 65535, &port));
     config->admin_port = static_cast<uint16_t>(port);
     PORTICO_RETURN_IF_ERROR(reader.Path("port_file", &config->admin_port_file));
+    PORTICO_RETURN_IF_ERROR(reader.Finish());
+  }
+  PORTICO_RETURN_IF_ERROR(status);
+  if (const toml::table* timeouts = top.Table("timeouts", &status)) {
+    Reader reader(file, *timeouts, "timeouts.");
+    PORTICO_RETURN_IF_ERROR(reader.Int("header_read_ms", 1, kDay, &config->header_read_timeout_ms));
+    PORTICO_RETURN_IF_ERROR(reader.Int("idle_ms", 1, kDay, &config->idle_timeout_ms));
+    PORTICO_RETURN_IF_ERROR(reader.Int("connect_ms", 1, kDay, &config->connect_timeout_ms));
+    PORTICO_RETURN_IF_ERROR(reader.Int("upstream_ms", 1, kDay, &config->upstream_timeout_ms));
+    PORTICO_RETURN_IF_ERROR(
+        reader.Int("upstream_idle_ms", 1, kDay, &config->upstream_idle_timeout_ms));
+    PORTICO_RETURN_IF_ERROR(reader.Finish());
+  }
+  PORTICO_RETURN_IF_ERROR(status);
+  if (const toml::table* limits = top.Table("limits", &status)) {
+    Reader reader(file, *limits, "limits.");
+    PORTICO_RETURN_IF_ERROR(reader.Int("max_request_line", 64, 1 << 20, &config->max_request_line));
+    PORTICO_RETURN_IF_ERROR(
+        reader.Int("max_header_bytes", 256, 16 << 20, &config->max_header_bytes));
+    PORTICO_RETURN_IF_ERROR(reader.Int("max_headers", 1, 10'000, &config->max_headers));
+    PORTICO_RETURN_IF_ERROR(reader.Int("max_body_bytes", 0, INT64_MAX, &config->max_body_bytes));
+    PORTICO_RETURN_IF_ERROR(
+        reader.Int("upstream_keepalive", 0, 100'000, &config->upstream_keepalive));
     PORTICO_RETURN_IF_ERROR(reader.Finish());
   }
   PORTICO_RETURN_IF_ERROR(status);

@@ -11,6 +11,10 @@
 //   snapshot_path = "/var/lib/portico/gateway.snapshot"  # "" (default): no snapshot file
 //   workers       = 0                       # data-plane threads; 0: one per CPU core
 //   log_level     = "info"
+//   access_log    = "stderr"                # one JSON line per request: "stderr", "stdout",
+//                                           #   a file path (appended), or "off"
+//   listen_address = ""                     # bound for Gateways without spec.addresses;
+//                                           #   "": the first of `addresses`
 //   [serve]                                 # what this gateway serves (one or both)
 //   gateways      = ["default/web"]         # "namespace/name" ("name": namespace default)
 //   gateway_class = "portico"
@@ -18,6 +22,18 @@
 //   address   = "127.0.0.1"
 //   port      = 5900                        # 0: any free port
 //   port_file = ""                          # write the bound port here (tests)
+//   [timeouts]                              # data plane, in milliseconds
+//   header_read_ms   = 10000                # a whole request head (absolute; then 408)
+//   idle_ms          = 60000                # a client connection between requests
+//   connect_ms       = 1000                 # an upstream connect (then 503)
+//   upstream_ms      = 60000                # no byte moved on a proxied exchange (then 504)
+//   upstream_idle_ms = 60000                # a pooled idle upstream connection
+//   [limits]
+//   max_request_line   = 8192               # longer: 414
+//   max_header_bytes   = 65536              # a longer head: 431
+//   max_headers        = 100                # more fields: 431
+//   max_body_bytes     = 0                  # request bodies; 0: unlimited (else 413)
+//   upstream_keepalive = 256                # idle upstream connections per endpoint and worker
 //   [conf_sync_security]                    # mutual TLS to the controller (core/sync/
 //   ...                                     #   sync_security.h); absent: plaintext
 // Relative paths are relative to the file.
@@ -59,13 +75,29 @@ struct GatewayConfig {
   std::string admin_port_file;
   int workers = 0;  // 0: one per CPU core
   std::string log_level = "info";
+  std::string access_log = "stderr";  // "stderr", "stdout", a file path, or "off"
+  std::string listen_address;         // "": addresses.front() (or 0.0.0.0 when none)
+  // [timeouts] (milliseconds)
+  int64_t header_read_timeout_ms = 10'000;
+  int64_t idle_timeout_ms = 60'000;
+  int64_t connect_timeout_ms = 1'000;
+  int64_t upstream_timeout_ms = 60'000;
+  int64_t upstream_idle_timeout_ms = 60'000;
+  // [limits]
+  int64_t max_request_line = 8 * 1024;
+  int64_t max_header_bytes = 64 * 1024;
+  int64_t max_headers = 100;
+  int64_t max_body_bytes = 0;  // 0: unlimited
+  int64_t upstream_keepalive = 256;
   core::SyncSecurity sync_security;  // [conf_sync_security]; disabled when absent
   // The TOML file the settings came from ("" when none); informational.
   std::string config_file;
 
   // Validate checks values: a "host:port" controller, gateway references, workers in [0, 256],
-  // a known log level, a non-empty admin address.
+  // a known log level, a non-empty admin address and access_log, positive timeouts and limits.
   Status Validate() const;
+  // ListenAddress is listen_address, else the first of addresses, else "0.0.0.0".
+  std::string ListenAddress() const;
   // ServedGateways parses `gateways` (Validate must have passed).
   std::vector<GatewayRef> ServedGateways() const;
 };

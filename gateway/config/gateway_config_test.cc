@@ -80,6 +80,52 @@ port_file = "run/admin.port"
   EXPECT_TRUE(config.Validate().ok());
 }
 
+TEST(GatewayConfigTest, ParsesDataPlaneSettings) {
+  GatewayConfig defaults;
+  EXPECT_EQ(defaults.access_log, "stderr");
+  EXPECT_EQ(defaults.ListenAddress(), "127.0.0.1");
+  EXPECT_EQ(defaults.header_read_timeout_ms, 10000);
+  EXPECT_EQ(defaults.idle_timeout_ms, 60000);
+  EXPECT_EQ(defaults.connect_timeout_ms, 1000);
+  GatewayConfig config;
+  Status status = ParseConfigToml(R"(
+access_log = "logs/access.log"
+listen_address = "0.0.0.0"
+[timeouts]
+header_read_ms = 5000
+idle_ms = 30000
+connect_ms = 250
+upstream_ms = 15000
+upstream_idle_ms = 20000
+[limits]
+max_request_line = 4096
+max_header_bytes = 32768
+max_headers = 50
+max_body_bytes = 1048576
+upstream_keepalive = 16
+)",
+                                  "/etc/portico/portico-gateway.toml", &config);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(config.access_log, "/etc/portico/logs/access.log");
+  EXPECT_EQ(config.ListenAddress(), "0.0.0.0");
+  EXPECT_EQ(config.header_read_timeout_ms, 5000);
+  EXPECT_EQ(config.idle_timeout_ms, 30000);
+  EXPECT_EQ(config.connect_timeout_ms, 250);
+  EXPECT_EQ(config.upstream_timeout_ms, 15000);
+  EXPECT_EQ(config.upstream_idle_timeout_ms, 20000);
+  EXPECT_EQ(config.max_request_line, 4096);
+  EXPECT_EQ(config.max_header_bytes, 32768);
+  EXPECT_EQ(config.max_headers, 50);
+  EXPECT_EQ(config.max_body_bytes, 1048576);
+  EXPECT_EQ(config.upstream_keepalive, 16);
+  EXPECT_TRUE(config.Validate().ok());
+  GatewayConfig off;
+  ASSERT_TRUE(ParseConfigToml("access_log = \"off\"\n", "g.toml", &off).ok());
+  EXPECT_EQ(off.access_log, "off");
+  off.connect_timeout_ms = 0;
+  EXPECT_FALSE(off.Validate().ok());
+}
+
 TEST(GatewayConfigTest, ErrorsNameFileLineAndKey) {
   struct Case {
     const char* toml;
@@ -99,6 +145,9 @@ TEST(GatewayConfigTest, ErrorsNameFileLineAndKey) {
       {"serve = 3\n", "g.toml:1: serve: expected a table"},
       {"workers = \n", "g.toml:1:"},
       {"[conf_sync_security]\nactive = \"nope\"\n", "conf_sync_security"},
+      {"[timeouts]\nconnect_ms = 0\n", "g.toml:2: timeouts.connect_ms: 0 is out of range"},
+      {"[limits]\nmax_headrs = 5\n", "g.toml:2: unknown setting \"limits.max_headrs\""},
+      {"access_log = \"\"\n", "g.toml:1: access_log: empty"},
   };
   for (const Case& c : cases) {
     GatewayConfig config;

@@ -1,0 +1,1138 @@
+// client_connection.cc: see client_connection.h.
+#include "gateway/server/client_connection.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+
+#include "core/runtime/routing/backend_table.h"
+#include "core/runtime/routing/route_table.h"
+#include "gateway/http/head_writer.h"
+#include "gateway/server/data_plane.h"
+#include "gateway/server/worker.h"
+
+namespace portico::gateway::server {
+
+namespace {
+
+using core::routing::FilterKind;
+using core::routing::FilterSpec;
+using core::routing::HeaderOps;
+using core::routing::PathModifierType;
+using http::BodyFraming;
+using http::HeaderField;
+using http::ParseResult;
+
+constexpr uint64_t kNever = TimerWheel::kNever;
+// Pending output beyond which a chunked body is not decoded further (backpressure).
+constexpr size_t kMaxPendingOut = 64 * 1024;
+// How long a connection closed after an error keeps reading (and discarding) what the client
+// still sends, so the kernel does not reset the connection before the client read the answer.
+constexpr uint64_t kLingerMs = 2'000;
+
+// Send writes up to two pieces with one sendmsg (MSG_NOSIGNAL: no SIGPIPE on a closed peer).
+ssize_t Send(int fd, iovec* iov, int count) {
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = static_cast<size_t>(count);
+  ssize_t n;
+  do {
+    n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  return n;
+}
+
+bool IsWouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
+
+// RemoveNamed drops every field named `name` (case-insensitive).
+void RemoveNamed(std::vector<HeaderField>* fields, std::string_view name) {
+  fields->erase(
+      std::remove_if(fields->begin(), fields->end(),
+                     [name](const HeaderField& f) { return http::EqualsIgnoreCase(f.name, name); }),
+      fields->end());
+}
+
+// ApplyHeaderOps applies one RequestHeaderModifier / ResponseHeaderModifier to `fields`. With
+// `host` (requests), a set or add of "Host" replaces the forwarded Host instead.
+void ApplyHeaderOps(const HeaderOps& ops, std::vector<HeaderField>* fields, std::string* host) {
+  for (const auto& [name, value] : ops.set) {
+    if (host != nullptr && http::EqualsIgnoreCase(name, "host")) {
+      host->assign(value);
+      continue;
+    }
+    RemoveNamed(fields, name);
+    fields->push_back({name, value});
+  }
+  for (const auto& [name, value] : ops.add) {
+    if (host != nullptr && http::EqualsIgnoreCase(name, "host")) {
+      host->assign(value);
+      continue;
+    }
+    fields->push_back({name, value});
+  }
+  for (const std::string& name : ops.remove) RemoveNamed(fields, name);
+}
+
+// ReplacePrefix rewrites `path` whose matched prefix is `prefix` (Gateway API
+// ReplacePrefixMatch: segment-wise, "/" replacements do not double slashes).
+void ReplacePrefix(std::string_view path, std::string_view prefix, std::string_view replacement,
+                   std::string* out) {
+  while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
+  std::string_view rest = path.size() >= prefix.size() ? path.substr(prefix.size()) : "";
+  while (!replacement.empty() && replacement.back() == '/' && !rest.empty() &&
+         rest.front() == '/') {
+    replacement.remove_suffix(1);
+  }
+  out->assign(replacement);
+  out->append(rest);
+  if (out->empty() || out->front() != '/') out->insert(out->begin(), '/');
+}
+
+std::string_view StripPort(std::string_view host) {
+  if (!host.empty() && host.front() == '[') {
+    size_t end = host.find(']');
+    return end == std::string_view::npos ? host : host.substr(0, end + 1);
+  }
+  size_t colon = host.rfind(':');
+  return colon == std::string_view::npos ? host : host.substr(0, colon);
+}
+
+}  // namespace
+
+ClientConnection::ClientConnection(Worker* worker, int fd, std::string listener_address,
+                                   uint16_t listener_port, std::string client_ip)
+    : worker_(worker),
+      fd_(fd),
+      listener_address_(std::move(listener_address)),
+      listener_port_(listener_port),
+      client_ip_(std::move(client_ip)),
+      in_(worker->settings().buffer_bytes),
+      parser_(worker->settings().request_limits),
+      timer_(this, 0) {
+  const uint64_t now = worker_->loop().now_ms();
+  header_deadline_ = now + worker_->settings().header_read_timeout_ms;
+  idle_deadline_ = kNever;
+  connect_deadline_ = request_deadline_ = backend_deadline_ = kNever;
+}
+
+ClientConnection::~ClientConnection() {
+  if (up_ != nullptr) worker_->pool().Close(up_);
+  if (pin_ != nullptr) worker_->ReleasePin(pin_);
+  if (fd_ >= 0) close(fd_);
+}
+
+bool ClientConnection::Start() {
+  if (!worker_->loop().Add(fd_, EventLoop::kSocketEvents, this)) return false;
+  UpdateTimer();
+  Drive();
+  return true;
+}
+
+void ClientConnection::Abort() { Close(); }
+
+void ClientConnection::OnEvents(uint32_t events) {
+  if (closed_) return;
+  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) readable_ = true;
+  if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) writable_ = true;
+  Drive();
+}
+
+void ClientConnection::OnUpstreamEvents(uint32_t) {
+  if (closed_) return;
+  Drive();
+}
+
+void ClientConnection::Drive() {
+  // Each step does what readiness allows and says whether anything moved; stop when nothing did.
+  for (int rounds = 0; rounds < 1000 && !closed_; ++rounds) {
+    bool progress = false;
+    switch (phase_) {
+      case Phase::kHead:
+        progress = StepHead();
+        break;
+      case Phase::kProxy:
+        progress = StepProxy();
+        break;
+      case Phase::kLocal:
+        progress = StepLocal();
+        break;
+      case Phase::kLinger:
+        progress = StepLinger();
+        break;
+    }
+    if (!progress) break;
+  }
+  if (!closed_) UpdateTimer();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading and writing.
+
+size_t ClientConnection::ReadClient(size_t max_buffer) {
+  if (!readable_ || peer_closed_) return 0;
+  size_t room = in_.Reserve(4096, max_buffer);
+  if (room == 0) return 0;
+  ssize_t n;
+  do {
+    n = recv(fd_, in_.write_ptr(), room, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n > 0) {
+    in_.Commit(static_cast<size_t>(n));
+    // A short read drained the socket: edge-triggered epoll reports the next arrival.
+    if (static_cast<size_t>(n) < room) readable_ = false;
+    last_activity_ms_ = worker_->loop().now_ms();
+    return static_cast<size_t>(n);
+  }
+  readable_ = false;
+  if (n == 0 || !IsWouldBlock(errno)) peer_closed_ = true;
+  return 0;
+}
+
+size_t ClientConnection::ReadUpstream(size_t max_buffer) {
+  if (up_ == nullptr || !up_->readable || up_->peer_closed) return 0;
+  size_t room = up_->in.Reserve(4096, max_buffer);
+  if (room == 0) return 0;
+  ssize_t n;
+  do {
+    n = recv(up_->fd(), up_->in.write_ptr(), room, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n > 0) {
+    up_->in.Commit(static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < room) up_->readable = false;
+    last_activity_ms_ = worker_->loop().now_ms();
+    return static_cast<size_t>(n);
+  }
+  up_->readable = false;
+  if (n == 0 || !IsWouldBlock(errno)) up_->peer_closed = true;
+  return 0;
+}
+
+bool ClientConnection::FlushClient() {
+  iovec iov[2];
+  int count = 0;
+  const size_t pending = out_.size() - out_sent_;
+  if (pending > 0) iov[count++] = {out_.data() + out_sent_, pending};
+  size_t pass = 0;
+  if (resp_passthrough_ && up_ != nullptr && resp_state_ == ResponseState::kBody) {
+    pass = up_->in.size();
+    if (resp_framing_ == BodyFraming::kContentLength) {
+      pass = static_cast<size_t>(std::min<uint64_t>(pass, resp_remaining_));
+    }
+    if (pass > 0) iov[count++] = {up_->in.data(), pass};
+  }
+  if (count == 0) return true;
+  if (!writable_) return false;
+  ssize_t n = Send(fd_, iov, count);
+  if (n < 0) {
+    if (IsWouldBlock(errno)) {
+      writable_ = false;
+      return false;
+    }
+    reason_ = "client_write_failed";
+    Close();
+    return false;
+  }
+  size_t written = static_cast<size_t>(n);
+  bytes_sent_ += written;
+  last_activity_ms_ = worker_->loop().now_ms();
+  const size_t from_out = std::min(written, pending);
+  out_sent_ += from_out;
+  if (out_sent_ == out_.size()) {
+    out_.clear();
+    out_sent_ = 0;
+  }
+  const size_t from_pass = written - from_out;
+  if (from_pass > 0) {
+    up_->in.Consume(from_pass);
+    if (resp_framing_ == BodyFraming::kContentLength) resp_remaining_ -= from_pass;
+  }
+  if (written < pending + pass) {
+    writable_ = false;
+    return false;
+  }
+  return true;
+}
+
+bool ClientConnection::FlushUpstream() {
+  iovec iov[2];
+  int count = 0;
+  const size_t pending = up_out_.size() - up_out_sent_;
+  if (pending > 0) iov[count++] = {up_out_.data() + up_out_sent_, pending};
+  size_t pass = 0;
+  if (req_framing_ == BodyFraming::kContentLength && req_remaining_ > 0) {
+    pass = static_cast<size_t>(std::min<uint64_t>(in_.size(), req_remaining_));
+    if (pass > 0) iov[count++] = {in_.data(), pass};
+  }
+  if (count == 0) return true;
+  if (up_->connecting || !up_->writable) return false;
+  ssize_t n = Send(up_->fd(), iov, count);
+  if (n < 0) {
+    if (IsWouldBlock(errno)) {
+      up_->writable = false;
+      return false;
+    }
+    if (!RetryUpstream()) UpstreamFailed(502, "upstream_write_failed");
+    return false;
+  }
+  size_t written = static_cast<size_t>(n);
+  last_activity_ms_ = worker_->loop().now_ms();
+  const size_t from_out = std::min(written, pending);
+  up_out_sent_ += from_out;
+  const size_t from_pass = written - from_out;
+  if (from_pass > 0) {
+    in_.Consume(from_pass);
+    req_remaining_ -= from_pass;
+    req_body_bytes_ += from_pass;
+  }
+  if (written < pending + pass) {
+    up_->writable = false;
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phases.
+
+bool ClientConnection::StepHead() {
+  if (!in_.empty()) {
+    ParseResult r = parser_.Parse(in_.view());
+    if (r == ParseResult::kComplete) {
+      StartRequest();
+      return true;
+    }
+    if (r == ParseResult::kError) {
+      BeginLocalRequest();
+      const http::HttpError& error = parser_.error();
+      close_after_ = true;
+      RespondLocal(error.status, error.reason, http::StatusReason(error.status));
+      return true;
+    }
+    if (header_deadline_ == kNever) {
+      header_deadline_ = worker_->loop().now_ms() + worker_->settings().header_read_timeout_ms;
+      idle_deadline_ = kNever;
+    }
+  }
+  if (peer_closed_) {
+    Close();  // between requests, or with a partial head: nothing to answer
+    return false;
+  }
+  const size_t max_buffer = worker_->settings().request_limits.max_head_bytes + 4096;
+  size_t n = ReadClient(max_buffer);
+  if (n > 0) return true;
+  if (peer_closed_) return true;
+  if (readable_ && in_.size() >= max_buffer) {
+    // The parser enforces the limits before the buffer fills; this is a safety net.
+    BeginLocalRequest();
+    close_after_ = true;
+    RespondLocal(431, "header_too_large", http::StatusReason(431));
+    return true;
+  }
+  return false;
+}
+
+bool ClientConnection::StepLocal() {
+  if (!FlushClient() || closed_) return false;
+  EndRequest();
+  if (close_after_) {
+    StartLinger();
+    return true;
+  }
+  ResetForNextRequest();
+  return true;
+}
+
+void ClientConnection::StartLinger() {
+  // Unread bytes at close() would make the kernel reset the connection, possibly before the
+  // client read the answer: when some may be pending, half-close and drain for a while.
+  if (peer_closed_ || (in_.empty() && !readable_ && req_done_)) {
+    Close();
+    return;
+  }
+  shutdown(fd_, SHUT_WR);
+  phase_ = Phase::kLinger;
+  last_activity_ms_ = worker_->loop().now_ms();
+  linger_deadline_ = last_activity_ms_ + kLingerMs;
+}
+
+bool ClientConnection::StepLinger() {
+  in_.Clear();
+  size_t n = ReadClient(in_.capacity());
+  in_.Clear();
+  if (peer_closed_) {
+    Close();
+    return false;
+  }
+  return n > 0;
+}
+
+bool ClientConnection::StepProxy() {
+  bool progress = false;
+  if (up_ != nullptr && up_->connecting) {
+    if (!up_->writable) return false;
+    int err = 0;
+    socklen_t length = sizeof(err);
+    if (getsockopt(up_->fd(), SOL_SOCKET, SO_ERROR, &err, &length) != 0) err = errno;
+    if (err != 0) {
+      UpstreamFailed(503, "upstream_connect_failed");
+      return true;
+    }
+    up_->connecting = false;
+    connect_deadline_ = kNever;
+    progress = true;
+  }
+  progress |= PumpRequestBody();
+  if (closed_ || phase_ != Phase::kProxy) return true;
+  progress |= PumpResponse();
+  if (closed_ || phase_ != Phase::kProxy) return true;
+  if (resp_state_ == ResponseState::kDone && out_.size() == out_sent_) {
+    FinishExchange();
+    return true;
+  }
+  return progress;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request.
+
+void ClientConnection::BeginLocalRequest() {
+  // A request rejected before its head parsed: log what the parser saw of it.
+  const http::RequestHead& head = parser_.head();
+  method_.assign(head.method);
+  target_.assign(head.target);
+  host_.assign(head.host);
+  client_minor_ = 1;
+  head_request_ = false;
+  BeginRequestCommon();
+}
+
+void ClientConnection::BeginRequestCommon() {
+  in_request_ = true;
+  start_us_ = worker_->loop().now_us();
+  start_wall_us_ = worker_->loop().wall_us();
+  status_ = 0;
+  bytes_sent_ = 0;
+  reason_ = {};
+  header_deadline_ = idle_deadline_ = kNever;
+  action_ = nullptr;
+  backend_ref_ = nullptr;
+  upstream_name_.clear();
+  response_started_ = false;
+  resp_state_ = ResponseState::kAwaitHead;
+  resp_passthrough_ = false;
+  resp_rechunk_ = false;
+  req_framing_ = BodyFraming::kNone;
+  req_remaining_ = 0;
+  req_body_bytes_ = 0;
+  req_done_ = true;
+  retried_ = false;
+  auto& counter = worker_->counters().requests;
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+void ClientConnection::StartRequest() {
+  const http::RequestHead& head = parser_.head();
+  method_.assign(head.method);
+  path_.assign(head.path);
+  query_.assign(head.query);
+  host_.assign(head.host);
+  upstream_host_.assign(head.host);
+  target_.assign(head.path);
+  if (!head.query.empty()) {
+    target_.push_back('?');
+    target_.append(head.query);
+  }
+  client_minor_ = head.version_minor;
+  head_request_ = head.method_id == http::Method::kHead;
+  close_after_ = !head.keep_alive;
+  BeginRequestCommon();
+  req_framing_ = head.framing;
+  req_remaining_ = head.framing == BodyFraming::kContentLength ? head.content_length : 0;
+  req_done_ = head.framing == BodyFraming::kNone ||
+              (head.framing == BodyFraming::kContentLength && head.content_length == 0);
+  if (req_framing_ == BodyFraming::kChunked) req_decoder_.Reset();
+  pin_ = worker_->AcquirePin();
+
+  const uint64_t max_body = worker_->settings().max_body_bytes;
+  if (max_body != 0 && head.framing == BodyFraming::kContentLength &&
+      head.content_length > max_body) {
+    RespondLocal(413, "body_too_large", http::StatusReason(413));
+  } else {
+    RouteAndForward();
+  }
+  // Everything that needed the head's views is done: drop its bytes (the body follows).
+  in_.Consume(parser_.consumed());
+  parser_.Reset();
+}
+
+void ClientConnection::RouteAndForward() {
+  const http::RequestHead& head = parser_.head();
+  const DataPlaneSnapshot& snapshot = *pin_->snapshot;
+  core::routing::HeaderLambda headers(
+      [&head](std::string_view name) -> std::optional<std::string_view> {
+        const HeaderField* field = head.headers.Find(name);
+        if (field == nullptr) return std::nullopt;
+        return field->value;
+      });
+  core::routing::RequestView view;
+  view.host = head.host;
+  view.path = head.path;
+  view.query = head.query;
+  view.method = head.method;
+  view.headers = &headers;
+  core::routing::MatchResult match =
+      snapshot.routes->Match(listener_address_, listener_port_, view);
+  if (match.outcome == core::routing::MatchOutcome::kNoListener) {
+    close_after_ = true;
+    RespondLocal(404, "no_listener", "no listener\n");
+    return;
+  }
+  if (match.outcome == core::routing::MatchOutcome::kNoRoute || match.action == nullptr) {
+    RespondLocal(404, "no_route", "no route\n");
+    return;
+  }
+  action_ = match.action;
+  if (action_->redirect.has_value()) {
+    Redirect(*action_->redirect);
+    return;
+  }
+  request_ops_.clear();
+  response_ops_.clear();
+  if (!ApplyFilters(action_->filters)) return;
+  if (action_->backends.empty() || action_->total_weight == 0) {
+    RespondLocal(500, "no_backends", "no backends\n");
+    return;
+  }
+  backend_ref_ = worker_->PickBackend(*action_);
+  if (backend_ref_ == nullptr || !backend_ref_->valid()) {
+    RespondLocal(500, "invalid_backend", "invalid backend\n");
+    return;
+  }
+  if (!backend_ref_->filters.empty() && !ApplyFilters(backend_ref_->filters)) return;
+  const core::routing::Backend* backend = snapshot.backends->Find(backend_ref_->key);
+  if (backend == nullptr) {
+    RespondLocal(500, "backend_not_found", "backend not found\n");
+    return;
+  }
+  if (backend->endpoints.empty()) {
+    RespondLocal(503, "no_endpoints", "no healthy upstream\n");
+    return;
+  }
+  Forward(*backend);
+}
+
+bool ClientConnection::ApplyFilters(const std::vector<FilterSpec>& filters) {
+  for (const FilterSpec& filter : filters) {
+    switch (filter.kind) {
+      case FilterKind::kRequestHeaders:
+        request_ops_.push_back(&filter.headers);
+        break;
+      case FilterKind::kResponseHeaders:
+        response_ops_.push_back(&filter.headers);
+        break;
+      case FilterKind::kUrlRewrite: {
+        const core::routing::UrlRewrite& rewrite = filter.rewrite;
+        if (rewrite.hostname.has_value()) upstream_host_.assign(*rewrite.hostname);
+        if (rewrite.path_type == PathModifierType::kReplaceFullPath) {
+          path_.assign(rewrite.path_value);
+        } else if (rewrite.path_type == PathModifierType::kReplacePrefixMatch) {
+          ReplacePrefix(path_, action_->matched_prefix, rewrite.path_value, &scratch_);
+          path_.swap(scratch_);
+        }
+        break;
+      }
+      case FilterKind::kRedirect:
+        Redirect(filter.redirect);
+        return false;
+      case FilterKind::kMirror:
+        break;  // not implemented: mirrored traffic is dropped
+      case FilterKind::kBinding:
+        // filter_binding.v1 instances do not exist yet: a binding is always missing (500).
+        RespondLocal(500, "filter_binding_missing", "filter not available\n");
+        return false;
+    }
+  }
+  return true;
+}
+
+void ClientConnection::Redirect(const core::routing::Redirect& redirect) {
+  std::string& location = location_;
+  location.clear();
+  std::string_view scheme = redirect.scheme.empty() ? std::string_view("http") : redirect.scheme;
+  location.append(scheme);
+  location.append("://");
+  location.append(redirect.hostname.empty() ? StripPort(host_) : redirect.hostname);
+  int port = redirect.port != 0 ? redirect.port : listener_port_;
+  if (redirect.port == 0 && !redirect.scheme.empty()) {
+    port = redirect.scheme == "https" ? 443 : 80;
+  }
+  const bool default_port = (scheme == "http" && port == 80) || (scheme == "https" && port == 443);
+  if (!default_port && port != 0) {
+    location.push_back(':');
+    location.append(std::to_string(port));
+  }
+  switch (redirect.path_modifier) {
+    case PathModifierType::kReplaceFullPath:
+      location.append(redirect.path_value);
+      break;
+    case PathModifierType::kReplacePrefixMatch:
+      ReplacePrefix(path_, action_ != nullptr ? action_->matched_prefix : "", redirect.path_value,
+                    &scratch_);
+      location.append(scratch_);
+      break;
+    case PathModifierType::kNone:
+      location.append(path_);
+      break;
+  }
+  if (!query_.empty()) {
+    location.push_back('?');
+    location.append(query_);
+  }
+  int status = redirect.status_code != 0 ? redirect.status_code : 302;
+  RespondLocal(status, {}, {}, location);
+}
+
+void ClientConnection::Forward(const core::routing::Backend& backend) {
+  endpoint_ = worker_->PickEndpoint(backend);
+  if (endpoint_ == nullptr) {
+    RespondLocal(503, "endpoint_not_an_ip", "no usable upstream\n");
+    return;
+  }
+  upstream_name_.assign(endpoint_->name());
+  const uint64_t now = worker_->loop().now_ms();
+  request_deadline_ = action_->request_timeout_ms > 0
+                          ? start_us_ / 1000 + static_cast<uint64_t>(action_->request_timeout_ms)
+                          : kNever;
+  backend_deadline_ = action_->backend_request_timeout_ms > 0
+                          ? now + static_cast<uint64_t>(action_->backend_request_timeout_ms)
+                          : kNever;
+  last_activity_ms_ = now;
+  BuildUpstreamHead();
+  phase_ = Phase::kProxy;
+  ConnectUpstream();
+}
+
+void ClientConnection::BuildUpstreamHead() {
+  const http::RequestHead& head = parser_.head();
+  http::ForwardedRequest request;
+  request.method = head.method;
+  if (path_.size() == head.path.size() && path_ == head.path &&
+      head.target_form == http::TargetForm::kOrigin) {
+    request.target = head.target;
+  } else {
+    target_out_.assign(path_);
+    if (!query_.empty()) {
+      target_out_.push_back('?');
+      target_out_.append(query_);
+    }
+    request.target = target_out_;
+  }
+  if (request_ops_.empty()) {
+    request.headers = head.headers.span();
+  } else {
+    scratch_headers_.assign(head.headers.begin(), head.headers.end());
+    for (const HeaderOps* ops : request_ops_)
+      ApplyHeaderOps(*ops, &scratch_headers_, &upstream_host_);
+    request.headers = scratch_headers_;
+  }
+  request.host = upstream_host_;
+  request.client_address = client_ip_;
+  request.forwarded_proto = "http";
+  request.framing = head.framing;
+  up_out_.clear();
+  up_out_sent_ = 0;
+  http::AppendForwardedRequest(request, &up_out_);
+  head_bytes_ = up_out_.size();
+}
+
+bool ClientConnection::ConnectUpstream() {
+  upstream::UpstreamPool& pool = worker_->pool();
+  // A request with a body cannot be replayed: make sure a pooled connection is still open.
+  const bool has_body = req_framing_ != BodyFraming::kNone;
+  up_ = pool.Acquire(endpoint_, this, has_body);
+  connect_deadline_ = kNever;
+  if (up_ == nullptr) {
+    up_ = pool.Connect(endpoint_, this);
+    if (up_ == nullptr) {
+      UpstreamFailed(503, "upstream_connect_failed");
+      return false;
+    }
+    if (up_->connecting) {
+      connect_deadline_ = worker_->loop().now_ms() + worker_->settings().connect_timeout_ms;
+    }
+  }
+  return true;
+}
+
+bool ClientConnection::RetryUpstream() {
+  // Only a reused connection the upstream closed before answering, for a request without body
+  // bytes: the upstream cannot have acted on it, and nothing is lost.
+  if (retried_ || up_ == nullptr || up_->reuse_count() == 0) return false;
+  if (resp_state_ != ResponseState::kAwaitHead || !up_->in.empty()) return false;
+  if (req_framing_ != BodyFraming::kNone || up_out_.size() != head_bytes_) return false;
+  retried_ = true;
+  worker_->pool().Close(up_);
+  up_ = nullptr;
+  up_out_sent_ = 0;
+  ConnectUpstream();
+  return true;
+}
+
+bool ClientConnection::PumpRequestBody() {
+  bool progress = false;
+  for (int round = 0; round < 64; ++round) {
+    if (up_ == nullptr) return true;
+    // Chunked: decode what arrived and re-frame it into the upstream output.
+    if (!req_done_ && req_framing_ == BodyFraming::kChunked && !in_.empty() &&
+        up_out_.size() - up_out_sent_ < kMaxPendingOut) {
+      http::ChunkedStep step = req_decoder_.Decode(in_.view());
+      if (step.result == ParseResult::kError) {
+        close_after_ = true;
+        Fail(400, req_decoder_.error().reason);
+        return true;
+      }
+      if (!step.data.empty()) {
+        http::AppendChunkHeader(step.data.size(), &up_out_);
+        up_out_.append(step.data);
+        up_out_.append(http::kChunkEnd);
+        req_body_bytes_ += step.data.size();
+      }
+      in_.Consume(step.consumed);
+      if (step.result == ParseResult::kComplete) {
+        http::AppendLastChunk(req_decoder_.trailer_block(), &up_out_);
+        req_done_ = true;
+      }
+      const uint64_t max_body = worker_->settings().max_body_bytes;
+      if (max_body != 0 && req_body_bytes_ > max_body) {
+        close_after_ = true;
+        Fail(413, "body_too_large");
+        return true;
+      }
+      progress = true;
+      continue;
+    }
+    // Write the head, re-framed chunks and Content-Length body bytes.
+    const size_t before = up_out_sent_ + req_body_bytes_;
+    FlushUpstream();
+    if (closed_ || phase_ != Phase::kProxy || up_ == nullptr) return true;
+    if (up_out_sent_ + req_body_bytes_ != before) progress = true;
+    if (up_out_sent_ == up_out_.size() && up_out_sent_ > 0 && req_framing_ != BodyFraming::kNone) {
+      // Keep the head for a retry only when there is no body; else drop what was sent.
+      up_out_.clear();
+      up_out_sent_ = 0;
+    }
+    if (req_framing_ == BodyFraming::kContentLength && req_remaining_ == 0) req_done_ = true;
+    if (req_done_) break;
+    // Read more of the body when the buffer has been handed on.
+    const bool need_input = req_framing_ == BodyFraming::kContentLength
+                                ? in_.empty()
+                                : (in_.empty() && up_out_.size() - up_out_sent_ < kMaxPendingOut);
+    if (!need_input) break;
+    if (ReadClient(in_.capacity()) > 0) {
+      progress = true;
+      continue;
+    }
+    if (peer_closed_) {
+      // The client went away in the middle of its body.
+      reason_ = "client_closed_during_body";
+      status_ = status_ == 0 ? 499 : status_;
+      Close();
+      return true;
+    }
+    break;
+  }
+  return progress;
+}
+
+bool ClientConnection::PumpResponse() {
+  bool progress = false;
+  for (int round = 0; round < 64 && up_ != nullptr; ++round) {
+    if (resp_state_ == ResponseState::kAwaitHead) {
+      if (!up_->in.empty()) {
+        ParseResult r = up_->parser.Parse(up_->in.view(), head_request_);
+        if (r == ParseResult::kError) {
+          UpstreamFailed(502, up_->parser.error().reason);
+          return true;
+        }
+        if (r == ParseResult::kComplete) {
+          if (!OnResponseHead()) return true;
+          progress = true;
+          continue;
+        }
+      }
+      const size_t max_buffer = worker_->settings().response_limits.max_head_bytes + 4096;
+      if (ReadUpstream(max_buffer) > 0) {
+        progress = true;
+        continue;
+      }
+      if (up_->peer_closed) {
+        if (RetryUpstream()) return true;
+        UpstreamFailed(502, up_->in.empty() ? "upstream_closed" : "upstream_closed_in_head");
+        return true;
+      }
+      if (up_->readable && up_->in.size() >= max_buffer) {
+        UpstreamFailed(502, "upstream_head_too_large");
+        return true;
+      }
+      return progress;
+    }
+    if (resp_state_ == ResponseState::kBody) {
+      if (PumpResponseBody()) {
+        progress = true;
+        continue;
+      }
+      return progress;
+    }
+    // kDone: what is left to write.
+    const size_t pending = out_.size() - out_sent_;
+    FlushClient();
+    return progress || (!closed_ && out_.size() - out_sent_ != pending);
+  }
+  return progress;
+}
+
+bool ClientConnection::OnResponseHead() {
+  const http::ResponseHead& head = up_->parser.head();
+  if (head.status < 200) {
+    if (head.status == 101) {
+      UpstreamFailed(502, "unexpected_upgrade");
+      return false;
+    }
+    if (client_minor_ == 1) {
+      http::ResponseHeadOut interim;
+      interim.status = head.status;
+      interim.reason = head.reason;
+      interim.headers = head.headers.span();
+      http::AppendResponseHead(interim, &out_);
+    }
+    up_->in.Consume(up_->parser.consumed());
+    up_->parser.Reset();
+    return true;
+  }
+  status_ = head.status;
+  resp_framing_ = head.framing;
+  http::ResponseHeadOut out;
+  out.status = head.status;
+  out.reason = head.reason;
+  out.version_minor = client_minor_;
+  switch (head.framing) {
+    case BodyFraming::kNone:
+      out.framing = BodyFraming::kNone;
+      break;
+    case BodyFraming::kContentLength:
+      out.framing = BodyFraming::kContentLength;
+      out.content_length = head.content_length;
+      break;
+    case BodyFraming::kChunked:
+      if (client_minor_ == 1) {
+        out.framing = BodyFraming::kChunked;
+      } else {
+        out.framing = BodyFraming::kNone;  // an HTTP/1.0 client reads until close
+        close_after_ = true;
+      }
+      break;
+    case BodyFraming::kUntilClose:
+      out.framing = BodyFraming::kNone;
+      close_after_ = true;
+      break;
+  }
+  if (response_ops_.empty()) {
+    out.headers = head.headers.span();
+  } else {
+    scratch_headers_.assign(head.headers.begin(), head.headers.end());
+    for (const HeaderOps* ops : response_ops_) ApplyHeaderOps(*ops, &scratch_headers_, nullptr);
+    out.headers = scratch_headers_;
+  }
+  if (close_after_) {
+    out.connection = "close";
+  } else if (client_minor_ == 0) {
+    out.connection = "keep-alive";
+  }
+  http::AppendResponseHead(out, &out_);
+  up_->in.Consume(up_->parser.consumed());
+  response_started_ = true;
+  resp_rechunk_ = false;
+  resp_passthrough_ = false;
+  switch (head.framing) {
+    case BodyFraming::kNone:
+      resp_state_ = ResponseState::kDone;
+      break;
+    case BodyFraming::kContentLength:
+      resp_remaining_ = head.content_length;
+      resp_passthrough_ = true;
+      resp_state_ = head.content_length == 0 ? ResponseState::kDone : ResponseState::kBody;
+      break;
+    case BodyFraming::kChunked:
+      up_->decoder.Reset();
+      up_->decoder_used = true;
+      resp_rechunk_ = client_minor_ == 1;
+      resp_state_ = ResponseState::kBody;
+      break;
+    case BodyFraming::kUntilClose:
+      resp_passthrough_ = true;
+      resp_state_ = ResponseState::kBody;
+      break;
+  }
+  return true;
+}
+
+bool ClientConnection::PumpResponseBody() {
+  bool progress = false;
+  if (resp_framing_ == BodyFraming::kChunked) {
+    while (resp_state_ == ResponseState::kBody && !up_->in.empty() &&
+           out_.size() - out_sent_ < kMaxPendingOut) {
+      http::ChunkedStep step = up_->decoder.Decode(up_->in.view());
+      if (step.result == ParseResult::kError) {
+        UpstreamFailed(502, "bad_upstream_chunk");
+        return false;
+      }
+      if (!step.data.empty()) {
+        if (resp_rechunk_) http::AppendChunkHeader(step.data.size(), &out_);
+        out_.append(step.data);
+        if (resp_rechunk_) out_.append(http::kChunkEnd);
+      }
+      up_->in.Consume(step.consumed);
+      if (step.result == ParseResult::kComplete) {
+        if (resp_rechunk_) http::AppendLastChunk(up_->decoder.trailer_block(), &out_);
+        resp_state_ = ResponseState::kDone;
+      }
+      progress = true;
+    }
+  }
+  const uint64_t sent_before = bytes_sent_;
+  FlushClient();
+  if (closed_ || up_ == nullptr) return false;
+  if (bytes_sent_ != sent_before) progress = true;
+  if (resp_framing_ == BodyFraming::kContentLength && resp_remaining_ == 0) {
+    resp_state_ = ResponseState::kDone;
+    return true;
+  }
+  if (resp_state_ != ResponseState::kBody) return true;
+  // More from the upstream once its buffer has room (what is in it waits for the client).
+  if (up_->in.size() < up_->in.capacity() && ReadUpstream(up_->in.capacity()) > 0) return true;
+  if (up_->peer_closed && up_->in.empty()) {
+    if (resp_framing_ == BodyFraming::kUntilClose) {
+      resp_state_ = ResponseState::kDone;
+      return true;
+    }
+    UpstreamFailed(502, "upstream_closed_in_body");  // the head is out: closes the client
+    return false;
+  }
+  return progress;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answers and endings.
+
+void ClientConnection::Fail(int status, std::string_view reason) {
+  if (response_started_) {
+    reason_ = reason;
+    Close();
+    return;
+  }
+  RespondLocal(status, reason, http::StatusReason(status));
+}
+
+void ClientConnection::UpstreamFailed(int status, std::string_view reason) {
+  ReleaseUpstream(false);
+  Fail(status, reason);
+}
+
+void ClientConnection::RespondLocal(int status, std::string_view reason, std::string_view body,
+                                    std::string_view location) {
+  ReleaseUpstream(false);
+  status_ = status;
+  reason_ = reason;
+  last_activity_ms_ = worker_->loop().now_ms();
+  if (!req_done_) close_after_ = true;  // the body was not read: the connection cannot go on
+  std::string body_text;
+  if (body.data() != nullptr && !body.empty() && body.back() != '\n') {
+    body_text.assign(body);
+    body_text.push_back('\n');
+    body = body_text;
+  }
+  HeaderField fields[2];
+  size_t count = 0;
+  if (!body.empty()) fields[count++] = {"Content-Type", "text/plain"};
+  if (!location.empty()) fields[count++] = {"Location", location};
+  http::ResponseHeadOut out;
+  out.status = status;
+  out.version_minor = client_minor_;
+  out.extra_headers = std::span<const HeaderField>(fields, count);
+  out.framing = BodyFraming::kContentLength;
+  out.content_length = body.size();
+  if (close_after_) {
+    out.connection = "close";
+  } else if (client_minor_ == 0) {
+    out.connection = "keep-alive";
+  }
+  out_.clear();
+  out_sent_ = 0;
+  http::AppendResponseHead(out, &out_);
+  if (!head_request_) out_.append(body);
+  response_started_ = true;
+  resp_state_ = ResponseState::kDone;
+  resp_passthrough_ = false;
+  phase_ = Phase::kLocal;
+}
+
+void ClientConnection::ReleaseUpstream(bool reusable) {
+  if (up_ == nullptr) return;
+  if (reusable) {
+    worker_->pool().Release(up_);
+  } else {
+    worker_->pool().Close(up_);
+  }
+  up_ = nullptr;
+  endpoint_ = nullptr;
+}
+
+void ClientConnection::FinishExchange() {
+  const bool reusable = up_ != nullptr && req_done_ && up_->parser.head().keep_alive &&
+                        up_->in.empty() && !up_->peer_closed &&
+                        resp_framing_ != BodyFraming::kUntilClose && up_out_sent_ == up_out_.size();
+  ReleaseUpstream(reusable);
+  if (!req_done_) close_after_ = true;
+  EndRequest();
+  if (close_after_) {
+    StartLinger();
+    return;
+  }
+  ResetForNextRequest();
+}
+
+void ClientConnection::ResetForNextRequest() {
+  phase_ = Phase::kHead;
+  const uint64_t now = worker_->loop().now_ms();
+  connect_deadline_ = request_deadline_ = backend_deadline_ = kNever;
+  if (in_.empty()) {
+    idle_deadline_ = now + worker_->settings().idle_timeout_ms;
+    header_deadline_ = kNever;
+  } else {
+    header_deadline_ = now + worker_->settings().header_read_timeout_ms;
+    idle_deadline_ = kNever;
+  }
+}
+
+void ClientConnection::EndRequest() {
+  if (!in_request_) return;
+  in_request_ = false;
+  LogRequest();
+  if (pin_ != nullptr) {
+    worker_->ReleasePin(pin_);
+    pin_ = nullptr;
+  }
+  action_ = nullptr;
+  backend_ref_ = nullptr;
+}
+
+void ClientConnection::LogRequest() {
+  AccessLogBuffer* log = worker_->access_log();
+  if (log == nullptr) return;
+  AccessRecord record;
+  record.time_unix_us = start_wall_us_;
+  record.client = client_ip_;
+  record.method = method_;
+  record.path = target_;
+  record.host = host_;
+  record.status = status_;
+  record.bytes = bytes_sent_;
+  const uint64_t now_us = worker_->loop().now_us();
+  record.duration_us = now_us > start_us_ ? now_us - start_us_ : 0;
+  record.upstream = upstream_name_;
+  if (action_ != nullptr) {
+    record.route = action_->route_key;
+    record.rule = action_->rule_id;
+  }
+  record.reason = reason_;
+  log->Append(record, worker_->loop().now_ms());
+}
+
+void ClientConnection::Close() {
+  if (closed_) return;
+  closed_ = true;
+  ReleaseUpstream(false);
+  if (in_request_) {
+    // No answer went out: nginx's 499 when the client left.
+    if (status_ == 0) status_ = peer_closed_ ? 499 : 502;
+    EndRequest();
+  }
+  TimerWheel::Cancel(&timer_);
+  close(fd_);
+  fd_ = -1;
+  worker_->OnClosed(this);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timers.
+
+uint64_t ClientConnection::NextDeadline() const {
+  switch (phase_) {
+    case Phase::kHead:
+      return std::min(header_deadline_, idle_deadline_);
+    case Phase::kProxy:
+      return std::min({connect_deadline_, request_deadline_, backend_deadline_,
+                       last_activity_ms_ + worker_->settings().upstream_timeout_ms});
+    case Phase::kLocal:
+      return last_activity_ms_ + worker_->settings().idle_timeout_ms;
+    case Phase::kLinger:
+      return linger_deadline_;
+  }
+  return kNever;
+}
+
+void ClientConnection::UpdateTimer() {
+  const uint64_t deadline = NextDeadline();
+  if (deadline == kNever) return;  // an armed timer fires, finds nothing due and re-arms
+  if (!timer_.armed() || deadline < timer_.deadline_ms()) {
+    worker_->loop().timers().Arm(&timer_, deadline);
+  }
+}
+
+void ClientConnection::OnTimer(int) {
+  if (closed_) return;
+  const uint64_t now = worker_->loop().now_ms();
+  switch (phase_) {
+    case Phase::kHead:
+      if (now >= header_deadline_) {
+        if (in_.empty()) {
+          Close();
+        } else {
+          BeginLocalRequest();
+          close_after_ = true;
+          RespondLocal(408, "header_read_timeout", http::StatusReason(408));
+        }
+      } else if (now >= idle_deadline_) {
+        Close();
+      }
+      break;
+    case Phase::kProxy:
+      if (now >= connect_deadline_) {
+        UpstreamFailed(503, "upstream_connect_timeout");
+      } else if (now >= request_deadline_) {
+        close_after_ = close_after_ || !req_done_;
+        UpstreamFailed(504, "request_timeout");
+      } else if (now >= backend_deadline_) {
+        close_after_ = close_after_ || !req_done_;
+        UpstreamFailed(504, "backend_request_timeout");
+      } else if (now >= last_activity_ms_ + worker_->settings().upstream_timeout_ms) {
+        close_after_ = close_after_ || !req_done_;
+        UpstreamFailed(504, "upstream_timeout");
+      }
+      break;
+    case Phase::kLocal:
+      if (now >= last_activity_ms_ + worker_->settings().idle_timeout_ms) Close();
+      break;
+    case Phase::kLinger:
+      if (now >= linger_deadline_) Close();
+      break;
+  }
+  if (closed_) return;
+  Drive();  // also re-arms for what is pending
+}
+
+}  // namespace portico::gateway::server

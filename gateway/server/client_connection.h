@@ -1,0 +1,201 @@
+// client_connection.h: ClientConnection, one accepted HTTP/1.1 client connection and the
+// exchange in flight on it: request head parsing (gateway/http, strict), routing, filters,
+// backend and endpoint choice, the upstream exchange with bodies streamed both ways (Content-
+// Length passed through without copying, chunked re-framed), local answers (400, 404, 500, 502,
+// 503, 504, redirects), keep-alive, timeouts and the access-log line.
+//
+// I/O model: the socket is registered once (edge-triggered, in and out); readable_/writable_
+// remember readiness. Bytes flow through two buffers per direction: the source's read buffer
+// (client in_, upstream in) and the sink's pending output (upstream out, client out_); a
+// Content-Length body goes from the source buffer straight into writev beside the pending head,
+// so the usual exchange costs one read and one writev per direction. Backpressure: a source is
+// not read while its buffer is full; the buffer drains only as the sink accepts bytes.
+//
+// Timers: one wheel Timer per connection, armed for the earliest pending deadline (header read,
+// idle, upstream connect, request, backend request, upstream inactivity); moving a deadline
+// later does not re-arm: the expiry re-checks and re-arms.
+//
+// Thread-safety: none; owned and driven by one Worker. Ownership: the Worker owns it; it owns
+// the upstream connection it holds until released to or closed in the worker's pool.
+#ifndef PORTICO_GATEWAY_SERVER_CLIENT_CONNECTION_H_
+#define PORTICO_GATEWAY_SERVER_CLIENT_CONNECTION_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/runtime/routing/backend_table.h"
+#include "core/runtime/routing/route_types.h"
+#include "gateway/http/chunked_decoder.h"
+#include "gateway/http/header_util.h"
+#include "gateway/http/request_parser.h"
+#include "gateway/server/event_loop.h"
+#include "gateway/server/io_buffer.h"
+#include "gateway/server/timer_wheel.h"
+#include "gateway/upstream/upstream_pool.h"
+
+namespace portico::gateway::server {
+
+class Worker;
+struct Pin;
+
+class ClientConnection final : public EventHandler,
+                               public TimerHandler,
+                               public upstream::UpstreamUser {
+ public:
+  // `listener_address`/`listener_port` name the listener set the connection arrived on (route
+  // table keys); `client_ip` is the peer's address as text.
+  ClientConnection(Worker* worker, int fd, std::string listener_address, uint16_t listener_port,
+                   std::string client_ip);
+  ClientConnection(const ClientConnection&) = delete;
+  ClientConnection& operator=(const ClientConnection&) = delete;
+  ~ClientConnection();
+
+  // Start registers the socket and serves what already arrived.
+  bool Start();
+  // Abort closes the connection at once (worker shutdown).
+  void Abort();
+
+  void OnEvents(uint32_t events) override;
+  void OnTimer(int id) override;
+  void OnUpstreamEvents(uint32_t events) override;
+
+ private:
+  enum class Phase : uint8_t {
+    kHead,    // waiting for / parsing a request head
+    kProxy,   // an upstream exchange is in flight
+    kLocal,   // writing a response the gateway made itself
+    kLinger,  // answered, half-closed: draining what the client still sends, then close
+  };
+  enum class ResponseState : uint8_t { kAwaitHead, kBody, kDone };
+
+  void Drive();
+  bool StepHead();
+  bool StepProxy();
+  bool StepLocal();
+  bool StepLinger();
+  void StartLinger();
+
+  // Reading and writing. ReadClient/ReadUpstream return the bytes read (0: nothing now).
+  size_t ReadClient(size_t max_buffer);
+  size_t ReadUpstream(size_t max_buffer);
+  bool FlushClient();    // out_ then passthrough response body; true when all sent
+  bool FlushUpstream();  // upstream out then passthrough request body; true when all sent
+
+  // The request.
+  void BeginRequestCommon();
+  void BeginLocalRequest();
+  void StartRequest();
+  void ResetForNextRequest();
+  void RouteAndForward();
+  bool ApplyFilters(const std::vector<core::routing::FilterSpec>& filters);
+  void Forward(const core::routing::Backend& backend);
+  bool ConnectUpstream();
+  void BuildUpstreamHead();
+  bool PumpRequestBody();
+  bool PumpResponse();
+  bool OnResponseHead();
+  bool PumpResponseBody();
+
+  // Answers and endings.
+  void Redirect(const core::routing::Redirect& redirect);
+  // Fail answers `status` itself when no response byte went out yet, else closes.
+  void Fail(int status, std::string_view reason);
+  void RespondLocal(int status, std::string_view reason, std::string_view body,
+                    std::string_view location = {});
+  void UpstreamFailed(int status, std::string_view reason);
+  bool RetryUpstream();
+  void FinishExchange();
+  void EndRequest();
+  void LogRequest();
+  void ReleaseUpstream(bool reusable);
+  void Close();
+
+  void UpdateTimer();
+  uint64_t NextDeadline() const;
+
+  Worker* const worker_;
+  int fd_;
+  const std::string listener_address_;
+  const uint16_t listener_port_;
+  const std::string client_ip_;
+
+  bool readable_ = true;  // accepted with TCP_DEFER_ACCEPT: data is usually there
+  bool writable_ = true;
+  bool peer_closed_ = false;  // the client's read side hit EOF
+  bool closed_ = false;
+
+  IoBuffer in_;
+  std::string out_;  // pending bytes to the client
+  size_t out_sent_ = 0;
+  http::RequestParser parser_;
+  Phase phase_ = Phase::kHead;
+  Timer timer_;
+
+  // The request in flight (valid from StartRequest to EndRequest).
+  bool in_request_ = false;
+  Pin* pin_ = nullptr;
+  const core::routing::RouteAction* action_ = nullptr;
+  const core::routing::BackendRef* backend_ref_ = nullptr;
+  upstream::EndpointPool* endpoint_ = nullptr;
+  upstream::UpstreamConnection* up_ = nullptr;
+  std::string up_out_;  // pending bytes to the upstream: the head, then re-framed chunks
+  size_t up_out_sent_ = 0;
+  size_t head_bytes_ = 0;  // the forwarded head's size (up_out_ holds only it: replayable)
+  int client_minor_ = 1;
+  bool head_request_ = false;
+  bool client_keep_alive_ = true;
+  bool close_after_ = false;  // close the client connection once this response is out
+  bool retried_ = false;
+
+  // Request body (client -> upstream).
+  http::BodyFraming req_framing_ = http::BodyFraming::kNone;
+  uint64_t req_remaining_ = 0;  // kContentLength: body bytes not yet taken from in_
+  uint64_t req_body_bytes_ = 0;
+  http::ChunkedDecoder req_decoder_;
+  bool req_done_ = true;
+
+  // Response (upstream -> client).
+  ResponseState resp_state_ = ResponseState::kAwaitHead;
+  http::BodyFraming resp_framing_ = http::BodyFraming::kNone;
+  uint64_t resp_remaining_ = 0;    // kContentLength: bytes not yet taken from the upstream buffer
+  bool resp_passthrough_ = false;  // body bytes go from the upstream buffer to the client as is
+  bool resp_rechunk_ = false;      // decoded chunks re-framed as chunked for the client
+  bool response_started_ = false;  // a response head is queued for the client
+
+  // What the request needs after its head bytes are gone (copies; capacity reused).
+  std::string method_;
+  std::string target_;  // path and query as received (access log)
+  std::string path_;    // path, possibly rewritten
+  std::string query_;
+  std::string host_;           // Host as received
+  std::string upstream_host_;  // Host sent upstream
+  std::string target_out_;     // the rewritten target sent upstream
+  std::string location_;
+  std::string scratch_;
+  std::string upstream_name_;  // "ip:port" of the endpoint (access log)
+  std::vector<http::HeaderField> scratch_headers_;
+  std::vector<const core::routing::HeaderOps*> request_ops_;
+  std::vector<const core::routing::HeaderOps*> response_ops_;
+
+  // Access log.
+  int status_ = 0;
+  uint64_t bytes_sent_ = 0;
+  uint64_t start_us_ = 0;
+  int64_t start_wall_us_ = 0;
+  std::string_view reason_;
+
+  // Deadlines (ms on the loop's clock; kNever when unset).
+  uint64_t header_deadline_;
+  uint64_t idle_deadline_;
+  uint64_t connect_deadline_;
+  uint64_t request_deadline_;
+  uint64_t backend_deadline_;
+  uint64_t linger_deadline_ = 0;
+  uint64_t last_activity_ms_ = 0;
+};
+
+}  // namespace portico::gateway::server
+
+#endif  // PORTICO_GATEWAY_SERVER_CLIENT_CONNECTION_H_

@@ -1,0 +1,182 @@
+// data_plane.cc: see data_plane.h.
+#include "gateway/server/data_plane.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "core/store/store_key.h"
+#include "gateway/server/worker.h"
+
+namespace portico::gateway::server {
+
+namespace {
+
+int DefaultWorkers() {
+  unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 1 : static_cast<int>(cores);
+}
+
+}  // namespace
+
+DataPlane::DataPlane(DataPlaneOptions options)
+    : options_(std::move(options)),
+      worker_count_(options_.workers > 0 ? options_.workers : DefaultWorkers()) {
+  auto empty = std::make_shared<DataPlaneSnapshot>();
+  core::RuntimeSnapshot nothing;
+  empty->routes = core::routing::RouteTable::Build(nothing, nullptr);
+  empty->backends = core::routing::BackendTable::Build(nothing, nullptr);
+  current_ = std::move(empty);
+}
+
+DataPlane::~DataPlane() { Stop(); }
+
+Status DataPlane::Start() {
+  if (!workers_.empty()) return OkStatus();
+  for (int i = 0; i < worker_count_; ++i) {
+    auto worker = std::make_unique<Worker>(this, i);
+    Status started = worker->Start();
+    if (!started.ok()) {
+      Stop();
+      return started;
+    }
+    workers_.push_back(std::move(worker));
+  }
+  return OkStatus();
+}
+
+void DataPlane::Stop() {
+  for (auto& worker : workers_) worker->Stop();
+  workers_.clear();
+}
+
+std::vector<core::SyncNack> DataPlane::Prepare(const core::RuntimeSnapshot& next) {
+  std::shared_ptr<const DataPlaneSnapshot> current = Current();
+  auto prepared = std::make_unique<Prepared>();
+  prepared->routes = core::routing::RouteTable::Build(next, current->routes.get());
+  prepared->backends = core::routing::BackendTable::Build(next, current->backends.get());
+
+  std::map<std::string, std::string> refused;  // owner -> reason
+  for (const core::routing::Refusal& refusal : prepared->routes->Refusals()) {
+    refused.emplace(refusal.owner, refusal.reason);
+  }
+  // Which socket key took each resolved (bind address, port): two keys binding the same one
+  // ("" resolving to the default address and that address written out) would split traffic.
+  std::map<std::pair<std::string, uint16_t>, std::string> bound;
+  for (const core::routing::ListenerSocketSpec& spec : prepared->routes->Sockets()) {
+    if (spec.protocol != "HTTP") {
+      if (warned_protocols_.insert(spec.protocol).second) {
+        spdlog::warn("listeners with protocol {} are not served yet (only HTTP)", spec.protocol);
+      }
+      continue;
+    }
+    const std::string key = ListenerSocket::MakeKey(spec.address, spec.port, spec.protocol);
+    const std::string bind_address = spec.address.empty() ? options_.default_address : spec.address;
+    auto [it, fresh] = bound.emplace(std::make_pair(bind_address, spec.port), key);
+    if (!fresh) {
+      for (const std::string& owner : spec.owners) {
+        refused.emplace(owner, "listener " + bind_address + ":" + std::to_string(spec.port) +
+                                   " is already taken by another listener set");
+      }
+      continue;
+    }
+    std::shared_ptr<ListenerSocket> socket;
+    if (auto found = current->listeners.find(key); found != current->listeners.end()) {
+      socket = found->second;  // unchanged key: its connections are untouched
+    } else if (prepared_ != nullptr) {
+      if (auto again = prepared_->listeners.find(key); again != prepared_->listeners.end()) {
+        socket = again->second;  // bound by the previous Prepare of this Apply
+      }
+    }
+    if (socket == nullptr) {
+      auto opened =
+          ListenerSocket::Open(spec.address, spec.port, spec.protocol, bind_address, worker_count_);
+      if (!opened.ok()) {
+        for (const std::string& owner : spec.owners) {
+          refused.emplace(owner, opened.status().message());
+        }
+        continue;
+      }
+      socket = std::move(*opened);
+    }
+    prepared->listeners.emplace(key, std::move(socket));
+  }
+  prepared_ = std::move(prepared);  // sockets only the superseded Prepare bound close here
+
+  std::vector<core::SyncNack> nacks;
+  for (const auto& [owner, reason] : refused) {
+    auto key = core::StoreKey::Parse(owner);
+    if (!key.ok()) {
+      spdlog::error("data plane: cannot nack malformed owner \"{}\": {}", owner, reason);
+      continue;
+    }
+    nacks.push_back(core::SyncNack{std::move(*key), "", reason});
+  }
+  return nacks;
+}
+
+void DataPlane::Abort() { prepared_.reset(); }
+
+void DataPlane::Commit(std::shared_ptr<const core::RuntimeSnapshot> snapshot) {
+  if (prepared_ == nullptr) {
+    spdlog::error("data plane: Commit without Prepare (generation {})", snapshot->generation);
+    return;
+  }
+  auto next = std::make_shared<DataPlaneSnapshot>();
+  next->generation = snapshot->generation;
+  next->routes = std::move(prepared_->routes);
+  next->backends = std::move(prepared_->backends);
+  next->listeners = std::move(prepared_->listeners);
+  prepared_.reset();
+  std::shared_ptr<const DataPlaneSnapshot> previous;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    previous = std::move(current_);
+    current_ = std::move(next);
+    generation_.store(current_->generation, std::memory_order_release);
+  }
+  // Workers blocked in epoll_wait pick the new snapshot up now, not at their next event.
+  for (auto& worker : workers_) worker->Wake();
+  // `previous` drops here; removed sockets close once every worker has let go of them.
+}
+
+std::shared_ptr<const DataPlaneSnapshot> DataPlane::Current() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return current_;
+}
+
+uint64_t DataPlane::MinWorkerGeneration() const {
+  uint64_t min = UINT64_MAX;
+  for (const auto& worker : workers_) {
+    min = std::min(min, worker->counters().generation.load(std::memory_order_relaxed));
+  }
+  return workers_.empty() ? Generation() : min;
+}
+
+std::vector<BoundListener> DataPlane::Listeners() const {
+  std::vector<BoundListener> out;
+  for (const auto& [key, socket] : Current()->listeners) {
+    out.push_back(BoundListener{socket->address(), socket->port(), socket->protocol(),
+                                socket->bind_address(), socket->bound_port()});
+  }
+  return out;
+}
+
+DataPlaneStats DataPlane::Stats() const {
+  DataPlaneStats stats;
+  stats.generation = Generation();
+  for (const auto& worker : workers_) {
+    WorkerCounters& c = worker->counters();
+    auto get = [](const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); };
+    stats.connections_accepted += get(c.connections_accepted);
+    stats.connections_open += get(c.connections_open);
+    stats.requests += get(c.requests);
+    stats.upstream_connects += get(c.upstream_connects);
+    stats.upstream_reuses += get(c.upstream_reuses);
+    stats.upstream_open += get(c.upstream_open);
+  }
+  return stats;
+}
+
+}  // namespace portico::gateway::server

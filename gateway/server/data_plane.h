@@ -1,0 +1,133 @@
+// data_plane.h: DataPlane, the gateway's HTTP/1.1 reverse proxy (DESIGN.md §4, §7) and the
+// core::RuntimeConsumer of its GatewayRuntime; DataPlaneSnapshot, what its workers serve from.
+//
+// Configuration flow (sync thread): Prepare(next RuntimeSnapshot) builds the route table and
+// the backend table (sharing what did not change with the current ones), keeps the listening
+// sockets whose (address, port, protocol) key is unchanged (their connections are untouched),
+// binds the new ones (a failure nacks every owning Gateway; the runtime rolls them back and
+// prepares again) and refuses the owners the route table could not use. Commit publishes one
+// immutable DataPlaneSnapshot and bumps a generation counter; sockets no longer named are
+// closed once every worker has let go of them.
+//
+// Request flow (workers): `workers` threads, each with its own epoll loop (edge-triggered), its
+// own SO_REUSEPORT socket per listener key, timer wheel, upstream keep-alive pools, balancing
+// state and access-log buffer; nothing is shared between workers on the request path. A worker
+// compares the generation with its own once per loop iteration (one relaxed load) and, when it
+// moved, pins the new snapshot for the requests it starts from then on; a request keeps the
+// snapshot it started with (counted per worker, without atomics).
+//
+// Listener sets with address "" bind `default_address`. Only protocol "HTTP" is served; other
+// protocols (HTTPS, TLS) are not bound yet (the TLS issue) and are logged once.
+//
+// Thread-safety: Prepare, Abort and Commit come from the runtime's thread (one at a time);
+// Start and Stop from the owner's thread; Current, Generation, Listeners and Stats from any
+// thread. Ownership: owns its workers and sockets; outlives the GatewayRuntime it serves.
+#ifndef PORTICO_GATEWAY_SERVER_DATA_PLANE_H_
+#define PORTICO_GATEWAY_SERVER_DATA_PLANE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/runtime/routing/backend_table.h"
+#include "core/runtime/routing/route_table.h"
+#include "core/runtime/runtime_consumer.h"
+#include "gateway/server/access_log.h"
+#include "gateway/server/listener_socket.h"
+#include "gateway/server/proxy_settings.h"
+
+namespace portico::gateway::server {
+
+class Worker;
+
+// DataPlaneSnapshot is one committed configuration of the data plane. Immutable.
+struct DataPlaneSnapshot {
+  uint64_t generation = 0;                                      // the RuntimeSnapshot's
+  std::shared_ptr<const core::routing::RouteTable> routes;      // never null
+  std::shared_ptr<const core::routing::BackendTable> backends;  // never null
+  // The bound sockets by ListenerSocket::key().
+  std::map<std::string, std::shared_ptr<ListenerSocket>> listeners;
+};
+
+// DataPlaneOptions configure a DataPlane.
+struct DataPlaneOptions {
+  int workers = 0;                          // 0: one per CPU core
+  std::string default_address = "0.0.0.0";  // bound for listener sets with address ""
+  ProxySettings settings;
+  std::shared_ptr<AccessLogSink> access_log;  // null: no access log
+};
+
+// BoundListener describes a listening socket (admin, tests).
+struct BoundListener {
+  std::string address;  // as the route table names it ("" = default)
+  uint16_t port = 0;
+  std::string protocol;
+  std::string bind_address;
+  uint16_t bound_port = 0;
+};
+
+// DataPlaneStats are counters summed over the workers (each worker writes its own).
+struct DataPlaneStats {
+  uint64_t generation = 0;
+  uint64_t connections_accepted = 0;
+  uint64_t connections_open = 0;
+  uint64_t requests = 0;
+  uint64_t upstream_connects = 0;  // new upstream connections
+  uint64_t upstream_reuses = 0;    // requests sent on a pooled connection
+  uint64_t upstream_open = 0;      // upstream connections open (idle or in use)
+};
+
+class DataPlane final : public core::RuntimeConsumer {
+ public:
+  explicit DataPlane(DataPlaneOptions options);
+  DataPlane(const DataPlane&) = delete;
+  DataPlane& operator=(const DataPlane&) = delete;
+  ~DataPlane() override;
+
+  // Start starts the workers (they serve the current snapshot, possibly empty).
+  Status Start();
+  // Stop stops the workers and closes every connection (idempotent).
+  void Stop();
+
+  std::vector<core::SyncNack> Prepare(const core::RuntimeSnapshot& next) override;
+  void Abort() override;
+  void Commit(std::shared_ptr<const core::RuntimeSnapshot> snapshot) override;
+
+  std::shared_ptr<const DataPlaneSnapshot> Current() const;
+  uint64_t Generation() const { return generation_.load(std::memory_order_relaxed); }
+  // Generation as seen by the slowest worker (tests wait for every worker to have pinned).
+  uint64_t MinWorkerGeneration() const;
+  std::vector<BoundListener> Listeners() const;
+  DataPlaneStats Stats() const;
+  int workers() const { return static_cast<int>(workers_.size()); }
+  const DataPlaneOptions& options() const { return options_; }
+
+ private:
+  friend class Worker;
+  // Prepared is what the last Prepare readied.
+  struct Prepared {
+    std::shared_ptr<const core::routing::RouteTable> routes;
+    std::shared_ptr<const core::routing::BackendTable> backends;
+    std::map<std::string, std::shared_ptr<ListenerSocket>> listeners;
+  };
+
+  DataPlaneOptions options_;
+  int worker_count_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+
+  std::unique_ptr<Prepared> prepared_;      // runtime thread only
+  std::set<std::string> warned_protocols_;  // runtime thread only
+
+  mutable std::mutex mu_;
+  std::shared_ptr<const DataPlaneSnapshot> current_;  // guarded by mu_
+  std::atomic<uint64_t> generation_{0};
+};
+
+}  // namespace portico::gateway::server
+
+#endif  // PORTICO_GATEWAY_SERVER_DATA_PLANE_H_

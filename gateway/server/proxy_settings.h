@@ -1,0 +1,36 @@
+// proxy_settings.h: ProxySettings, the data plane's timeouts and limits (portico-gateway.toml
+// [timeouts] and [limits], gateway/config), fixed for the life of the process.
+//
+// Thread-safety: a value type, read by every worker.
+#ifndef PORTICO_GATEWAY_SERVER_PROXY_SETTINGS_H_
+#define PORTICO_GATEWAY_SERVER_PROXY_SETTINGS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gateway/http/message.h"
+
+namespace portico::gateway::server {
+
+struct ProxySettings {
+  // Timeouts, in milliseconds.
+  uint64_t header_read_timeout_ms = 10'000;  // a request head must arrive within this (absolute)
+  uint64_t idle_timeout_ms = 60'000;         // a client connection between requests
+  uint64_t connect_timeout_ms = 1'000;       // an upstream connect (then 503)
+  // No byte moved in either direction of a proxied exchange for this long: 504 before the
+  // response head, else the connections close (nginx's proxy_read/send_timeout). Routes'
+  // timeouts.request / timeouts.backendRequest apply on top.
+  uint64_t upstream_timeout_ms = 60'000;
+  uint64_t upstream_idle_timeout_ms = 60'000;  // an idle pooled upstream connection
+
+  // Limits.
+  http::HeadLimits request_limits;              // 414 / 431
+  http::HeadLimits response_limits;             // 502
+  uint64_t max_body_bytes = 0;                  // request bodies; 0: unlimited (else 413)
+  size_t max_idle_upstream_per_endpoint = 256;  // per worker
+  size_t buffer_bytes = 16 * 1024;              // initial per-connection read buffer
+};
+
+}  // namespace portico::gateway::server
+
+#endif  // PORTICO_GATEWAY_SERVER_PROXY_SETTINGS_H_

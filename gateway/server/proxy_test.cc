@@ -1,0 +1,575 @@
+// The data plane end to end: a DataPlane with two workers, snapshots built by hand in the
+// contribution formats (prepared and committed as GatewayRuntime does), real client sockets and
+// real in-test upstreams on 127.0.0.1.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gateway/server/data_plane.h"
+#include "gateway/server/proxy_test_util.h"
+
+namespace portico::gateway::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using namespace ::portico::gateway::server::testing;
+
+const std::string kListeners = "listener_set.v1";
+const std::string kRoutes = "route_rules.v1";
+const std::string kBackends = "backend.v1";
+const std::string kGatewayOwner = "gateway.networking.k8s.io/Gateway/infra/web";
+const std::string kRouteOwner = "gateway.networking.k8s.io/HTTPRoute/infra/r";
+
+class ProxyTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartPlane(ProxySettings{}); }
+
+  void StartPlane(ProxySettings settings) {
+    plane_.reset();
+    log_path_ = std::filesystem::temp_directory_path() /
+                ("portico-proxy-test-" + std::to_string(getpid()) + ".log");
+    std::filesystem::remove(log_path_);
+    DataPlaneOptions options;
+    options.workers = 2;
+    options.default_address = "127.0.0.1";
+    settings.connect_timeout_ms = 1000;
+    options.settings = settings;
+    auto sink = AccessLogSink::Open(log_path_.string());
+    ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+    options.access_log = *sink;
+    plane_ = std::make_unique<DataPlane>(options);
+    ASSERT_TRUE(plane_->Start().ok());
+  }
+
+  void TearDown() override {
+    plane_.reset();
+    std::filesystem::remove(log_path_);
+  }
+
+  // Base: Gateway infra/web listening on 127.0.0.1:port_ ("" address = the default), Services
+  // infra/a:80 -> upstream a_, infra/b:80 -> upstream b_, infra/empty:80 without endpoints.
+  SnapshotBuilder Base() {
+    SnapshotBuilder b;
+    b.Put(kListeners, "gateway/infra/web/" + std::to_string(port_.port()), kGatewayOwner,
+          ListenerSetEntry("infra", "web", "", port_.port(), HttpListener("http")));
+    AddService(&b, "a", a_.port());
+    AddService(&b, "b", b_.port());
+    b.Put(kBackends, "ports/infra/empty", "/Service/infra/empty",
+          ServicePortsEntry("infra", "empty", 80, 3000));
+    return b;
+  }
+
+  static void AddService(SnapshotBuilder* b, const std::string& name, uint16_t port) {
+    b->Put(kBackends, "ports/infra/" + name, "/Service/infra/" + name,
+           ServicePortsEntry("infra", name, 80, port));
+    b->Put(kBackends, "endpoints/infra/" + name + "-1",
+           "discovery.k8s.io/EndpointSlice/infra/" + name + "-1",
+           EndpointsEntry("infra", name, name + "-1", port, {"127.0.0.1"}));
+  }
+
+  // Route infra/r on infra/web's "http" listener.
+  static void AddRoute(SnapshotBuilder* b, const std::vector<std::string>& rules,
+                       const std::string& hostnames = "[]") {
+    b->Put(kRoutes, "httproute/infra/r", kRouteOwner,
+           RouteEntry("infra", "r", "infra", "web", "http", rules, hostnames));
+  }
+
+  // Apply prepares and commits like GatewayRuntime::Apply and waits until every worker serves it.
+  std::vector<core::SyncNack> Apply(const SnapshotBuilder& builder) {
+    core::RuntimeSnapshot snapshot = builder.Build(++generation_);
+    std::vector<core::SyncNack> nacks = plane_->Prepare(snapshot);
+    plane_->Commit(std::make_shared<core::RuntimeSnapshot>(std::move(snapshot)));
+    const uint64_t want = generation_;
+    EXPECT_TRUE(WaitFor([&] { return plane_->MinWorkerGeneration() == want; }));
+    return nacks;
+  }
+
+  std::string ReadLog() {
+    std::ifstream in(log_path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  ReservedPort port_;
+  TestUpstream a_{"a"};
+  TestUpstream b_{"b"};
+  std::unique_ptr<DataPlane> plane_;
+  std::filesystem::path log_path_;
+  uint64_t generation_ = 0;
+};
+
+TEST_F(ProxyTest, RoutesByPathAndForwardsHeaders) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/a", BackendsAction({{"infra/a:80", 1}})),
+                RuleEntry(1, "Prefix", "/b", BackendsAction({{"infra/b:80", 1}}))});
+  EXPECT_THAT(Apply(b), IsEmpty());
+
+  TestClient client(port_.port());
+  ASSERT_TRUE(client.connected());
+  Response r = client.Get("/a/x?q=1", "Example.com:8080",
+                          "Connection: keep-alive, X-Hop\r\nX-Hop: secret\r\nKeep-Alive: 5\r\n"
+                          "X-Forwarded-For: 10.1.1.1\r\nX-Forwarded-Proto: https\r\n"
+                          "TE: trailers\r\nX-Custom: kept\r\n");
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "upstream=a target=/a/x?q=1\n");
+  ReceivedRequest seen = a_.last();
+  EXPECT_EQ(seen.headers["host"], "Example.com:8080");  // preserved as sent
+  EXPECT_EQ(seen.headers["x-forwarded-for"], "10.1.1.1, 127.0.0.1");
+  EXPECT_EQ(seen.headers["x-forwarded-proto"], "http");
+  EXPECT_EQ(seen.headers["x-custom"], "kept");
+  EXPECT_EQ(seen.headers.count("x-hop"), 0u);
+  EXPECT_EQ(seen.headers.count("keep-alive"), 0u);
+  EXPECT_EQ(seen.headers.count("te"), 0u);
+  EXPECT_EQ(seen.headers.count("connection"), 0u);
+
+  r = client.Get("/b");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "upstream=b target=/b\n");
+  EXPECT_EQ(r.headers["x-upstream"], "b");
+}
+
+TEST_F(ProxyTest, NoRouteIs404) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Exact", "/only", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  Response r = client.Get("/other");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.body, "no route\n");
+  r = client.Get("/only");  // the connection stays usable
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(a_.requests(), 1u);
+}
+
+TEST_F(ProxyTest, InvalidBackendsAre500AndMissingEndpoints503) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/invalid", BackendsAction({{"", 1}})),
+                RuleEntry(1, "Prefix", "/missing", BackendsAction({{"infra/nope:80", 1}})),
+                RuleEntry(2, "Prefix", "/none", BackendsAction({})),
+                RuleEntry(3, "Prefix", "/empty", BackendsAction({{"infra/empty:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  EXPECT_EQ(client.Get("/invalid").status, 500);
+  EXPECT_EQ(client.Get("/missing").status, 500);
+  EXPECT_EQ(client.Get("/none").status, 500);
+  EXPECT_EQ(client.Get("/empty").status, 503);
+  EXPECT_EQ(a_.connections() + b_.connections(), 0u);
+}
+
+TEST_F(ProxyTest, BadOrClosingUpstreamIs502) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  Response r = client.Get("/bad");
+  EXPECT_EQ(r.status, 502);
+  r = client.Get("/close");
+  EXPECT_EQ(r.status, 502);
+  r = client.Get("/fine");
+  EXPECT_EQ(r.status, 200);
+}
+
+TEST_F(ProxyTest, RefusedConnectIs503) {
+  ReservedPort nobody;  // bound, not listening: connects are refused
+  SnapshotBuilder b = Base();
+  AddService(&b, "down", nobody.port());
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/down:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  Response r = client.Get("/x");
+  EXPECT_EQ(r.status, 503);
+}
+
+TEST_F(ProxyTest, TimeoutsAre504) {
+  SnapshotBuilder b = Base();
+  AddRoute(
+      &b,
+      {RuleEntry(0, "Prefix", "/slow/backend", BackendsAction({{"infra/a:80", 1}}, "[]", 0, 200)),
+       RuleEntry(1, "Prefix", "/slow/request", BackendsAction({{"infra/a:80", 1}}, "[]", 300, 0))});
+  Apply(b);
+  TestClient client(port_.port());
+  auto start = std::chrono::steady_clock::now();
+  Response r = client.Get("/slow/backend");
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.status, 504);
+  EXPECT_GE(elapsed, std::chrono::milliseconds(190));
+  EXPECT_LT(elapsed, std::chrono::milliseconds(2500));
+  TestClient second(port_.port());
+  r = second.Get("/slow/request");
+  EXPECT_EQ(r.status, 504);
+}
+
+TEST_F(ProxyTest, ChunkedBodiesStreamBothWays) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  ASSERT_TRUE(client.Send(
+      "POST /chunked HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5;name=value\r\nhello\r\n6\r\n world\r\n0\r\nX-Req-Trailer: 1\r\n\r\n"));
+  Response r = client.Read();
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(r.chunked);
+  EXPECT_EQ(r.body, "chunk-1chunk-2hello world");
+  EXPECT_EQ(r.headers["trailer-x-trailer"], "t");
+  ReceivedRequest seen = a_.last();
+  EXPECT_TRUE(seen.chunked);
+  EXPECT_EQ(seen.body, "hello world");
+  EXPECT_EQ(seen.headers.count("content-length"), 0u);
+
+  // An HTTP/1.0 client gets the chunked response decoded, delimited by close.
+  TestClient old(port_.port());
+  ASSERT_TRUE(old.Send("GET /chunked HTTP/1.0\r\nHost: example.com\r\n\r\n"));
+  std::string raw;
+  EXPECT_TRUE(old.ReadUntilClose(&raw));
+  EXPECT_THAT(raw, HasSubstr("HTTP/1.0 200 OK\r\n"));
+  EXPECT_THAT(raw, Not(HasSubstr("Transfer-Encoding")));
+  EXPECT_THAT(raw, HasSubstr("\r\n\r\nchunk-1chunk-2"));
+}
+
+TEST_F(ProxyTest, LargeBodiesStreamWithBackpressure) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  const std::string body(3 * 1024 * 1024 + 17, 'b');
+  ASSERT_TRUE(client.Send("POST /echo HTTP/1.1\r\nHost: example.com\r\nContent-Length: " +
+                          std::to_string(body.size()) + "\r\n\r\n" + body));
+  Response r = client.Read();
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.size(), std::string("upstream=a target=/echo\n").size() + body.size());
+  EXPECT_EQ(a_.last().body, body);
+
+  r = client.Get("/big/5000000");
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.body.size(), 5000000u);
+  EXPECT_EQ(r.body.find_first_not_of('x'), std::string::npos);
+}
+
+TEST_F(ProxyTest, KeepAliveReusesUpstreamConnections) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  for (int i = 0; i < 50; ++i) {
+    Response r = client.Get("/n/" + std::to_string(i));
+    ASSERT_EQ(r.status, 200) << i << " " << r.error;
+  }
+  EXPECT_EQ(a_.requests(), 50u);
+  EXPECT_EQ(a_.connections(), 1u);  // one client connection -> one worker -> one pooled conn
+  DataPlaneStats stats = plane_->Stats();
+  EXPECT_EQ(stats.upstream_connects, 1u);
+  EXPECT_GE(stats.upstream_reuses, 49u);
+
+  // Sequential client connections reuse the pooled upstream connections of their workers.
+  for (int i = 0; i < 10; ++i) {
+    TestClient other(port_.port());
+    ASSERT_EQ(other.Get("/c").status, 200);
+  }
+  EXPECT_LE(a_.connections(), static_cast<size_t>(plane_->workers()));
+}
+
+TEST_F(ProxyTest, PipelinedRequestsAreAnsweredInOrder) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/a", BackendsAction({{"infra/a:80", 1}})),
+                RuleEntry(1, "Prefix", "/b", BackendsAction({{"infra/b:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  ASSERT_TRUE(client.Send(
+      "GET /a/1 HTTP/1.1\r\nHost: h\r\n\r\nGET /nothing HTTP/1.1\r\nHost: h\r\n\r\n"
+      "POST /b/2 HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nxyzGET /a/3 HTTP/1.1\r\n"
+      "Host: h\r\nConnection: close\r\n\r\n"));
+  Response r1 = client.Read();
+  Response r2 = client.Read();
+  Response r3 = client.Read();
+  Response r4 = client.Read();
+  EXPECT_EQ(r1.body, "upstream=a target=/a/1\n");
+  EXPECT_EQ(r2.status, 404);
+  EXPECT_EQ(r3.body, "upstream=b target=/b/2\nxyz");
+  EXPECT_EQ(r4.body, "upstream=a target=/a/3\n");
+  EXPECT_EQ(r4.headers["connection"], "close");
+  std::string rest;
+  EXPECT_TRUE(client.ReadUntilClose(&rest));
+  EXPECT_EQ(rest, "");
+}
+
+TEST_F(ProxyTest, MalformedRequestsGet400AndNothingIsForwarded) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  const std::vector<std::string> malformed = {
+      "GET / HTTP/1.1\r\nHost: h\r\nX-Folded: a\r\n b\r\n\r\n",  // obs-fold
+      "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
+      "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "0\r\n\r\n",
+      "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, identity\r\n\r\nabc",
+      "GET / HTTP/1.1\r\nHost : h\r\n\r\n",       // space before :
+      "GET / HTTP/1.1\nHost: h\n\n",              // bare LF
+      "GET / HTTP/1.1\r\nHost: h\rX: y\r\n\r\n",  // bare CR
+      "GET / HTTP/1.1\r\n\r\n",                   // no Host
+      "GET /a b HTTP/1.1\r\nHost: h\r\n\r\n",
+      "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",  // TLS
+  };
+  for (const std::string& request : malformed) {
+    TestClient client(port_.port());
+    ASSERT_TRUE(client.Send(request));
+    std::string raw;
+    EXPECT_TRUE(client.ReadUntilClose(&raw)) << request;
+    EXPECT_EQ(raw.rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << request << " -> " << raw;
+    EXPECT_THAT(raw, HasSubstr("Connection: close\r\n")) << request;
+  }
+  EXPECT_EQ(a_.connections(), 0u);
+  EXPECT_EQ(a_.bytes_received(), 0u);
+  EXPECT_EQ(a_.requests(), 0u);
+  // 414, 431, 505, 501 as the codec says.
+  auto status_of = [&](const std::string& request) {
+    TestClient client(port_.port());
+    client.Send(request);
+    std::string raw;
+    client.ReadUntilClose(&raw);
+    return raw.substr(0, 12);
+  };
+  EXPECT_EQ(status_of("GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: h\r\n\r\n"),
+            "HTTP/1.1 414");
+  EXPECT_EQ(status_of("GET / HTTP/1.1\r\nHost: h\r\nX: " + std::string(70000, 'a') + "\r\n\r\n"),
+            "HTTP/1.1 431");
+  EXPECT_EQ(status_of("GET / HTTP/2.0\r\nHost: h\r\n\r\n"), "HTTP/1.1 505");
+  EXPECT_EQ(status_of("CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n"), "HTTP/1.1 501");
+  EXPECT_EQ(a_.bytes_received(), 0u);
+}
+
+TEST_F(ProxyTest, ListenerAddedAndRemovedWithoutRestart) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient kept(port_.port());
+  ASSERT_EQ(kept.Get("/1").status, 200);
+
+  // Add a second Gateway on 127.0.0.2 with its own route.
+  ReservedPort other_port("127.0.0.2");
+  const std::string other_owner = "gateway.networking.k8s.io/Gateway/infra/other";
+  SnapshotBuilder added = b;
+  added.Put(
+      kListeners, "gateway/infra/other/" + std::to_string(other_port.port()) + "/127.0.0.2",
+      other_owner,
+      ListenerSetEntry("infra", "other", "127.0.0.2", other_port.port(), HttpListener("http")));
+  added.Put(kRoutes, "httproute/infra/r2", "gateway.networking.k8s.io/HTTPRoute/infra/r2",
+            RouteEntry("infra", "r2", "infra", "other", "http",
+                       {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/b:80", 1}}))}));
+  EXPECT_THAT(Apply(added), IsEmpty());
+  EXPECT_EQ(plane_->Listeners().size(), 2u);
+  TestClient fresh(other_port.port(), "127.0.0.2");
+  ASSERT_TRUE(fresh.connected());
+  Response r = fresh.Get("/x");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["x-upstream"], "b");
+  // The first listener's connection was untouched.
+  EXPECT_EQ(kept.Get("/2").status, 200);
+
+  // Remove it again: new connections are refused, the kept one still works.
+  Apply(b);
+  EXPECT_EQ(plane_->Listeners().size(), 1u);
+  EXPECT_TRUE(WaitFor([&] { return !TestClient(other_port.port(), "127.0.0.2").connected(); }));
+  EXPECT_EQ(kept.Get("/3").status, 200);
+  EXPECT_EQ(TestClient(port_.port()).Get("/4").status, 200);
+}
+
+TEST_F(ProxyTest, BindFailureNacksTheOwningGateway) {
+  // A plain listener (no SO_REUSEPORT) holds the port.
+  int blocker = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(blocker, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(blocker, 1), 0);
+  socklen_t length = sizeof(addr);
+  getsockname(blocker, reinterpret_cast<sockaddr*>(&addr), &length);
+  const uint16_t taken = ntohs(addr.sin_port);
+
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  b.Put(kListeners, "gateway/infra/blocked/" + std::to_string(taken),
+        "gateway.networking.k8s.io/Gateway/infra/blocked",
+        ListenerSetEntry("infra", "blocked", "", taken, HttpListener("http")));
+  std::vector<core::SyncNack> nacks = Apply(b);
+  ASSERT_EQ(nacks.size(), 1u);
+  EXPECT_EQ(nacks[0].key.ToString(), "gateway.networking.k8s.io/Gateway/infra/blocked");
+  EXPECT_THAT(nacks[0].reason, HasSubstr("cannot listen on 127.0.0.1:" + std::to_string(taken)));
+  EXPECT_EQ(TestClient(port_.port()).Get("/").status, 200);  // the other Gateway serves
+  close(blocker);
+}
+
+TEST_F(ProxyTest, RedirectAnswersWithLocation) {
+  SnapshotBuilder b = Base();
+  const std::string redirect =
+      R"({"backends":[],"redirect":{"scheme":"https","hostname":"example.org","port":443,)"
+      R"("statusCode":301},"filters":[],"timeouts":{"requestMs":0,"backendRequestMs":0}})";
+  const std::string prefix_redirect =
+      R"({"backends":[],"redirect":{"path":{"type":"ReplacePrefixMatch","value":"/new"},)"
+      R"("port":8080,"statusCode":302},"filters":[],)"
+      R"("timeouts":{"requestMs":0,"backendRequestMs":0}})";
+  AddRoute(
+      &b, {RuleEntry(0, "Prefix", "/old", prefix_redirect), RuleEntry(1, "Prefix", "/", redirect)});
+  Apply(b);
+  TestClient client(port_.port());
+  Response r = client.Get("/x/y?z=1", "example.com");
+  EXPECT_EQ(r.status, 301);
+  EXPECT_EQ(r.headers["location"], "https://example.org/x/y?z=1");
+  r = client.Get("/old/page", "example.com:9999");
+  EXPECT_EQ(r.status, 302);
+  EXPECT_EQ(r.headers["location"], "http://example.com:8080/new/page");
+  EXPECT_EQ(a_.connections(), 0u);
+}
+
+TEST_F(ProxyTest, FiltersModifyHeadersAndRewriteUrls) {
+  SnapshotBuilder b = Base();
+  const std::string filters =
+      R"([{"builtin":"requestHeaders","set":[{"name":"X-Set","value":"new"}],)"
+      R"("add":[{"name":"X-Add","value":"added"}],"remove":["X-Remove"]},)"
+      R"({"builtin":"responseHeaders","set":[{"name":"X-Upstream","value":"hidden"}],)"
+      R"("add":[{"name":"X-Resp","value":"r"}],"remove":["Content-Type"]},)"
+      R"({"builtin":"urlRewrite","hostname":"rewritten.example",)"
+      R"("path":{"type":"ReplacePrefixMatch","value":"/v2"}}])";
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/v1", BackendsAction({{"infra/a:80", 1}}, filters))});
+  Apply(b);
+  TestClient client(port_.port());
+  Response r = client.Get("/v1/items?x=1", "example.com",
+                          "X-Set: old\r\nX-Add: first\r\nX-Remove: gone\r\n"
+                          "X-Echo: x-set, x-add, x-remove, host\r\n");
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.body, "upstream=a target=/v2/items?x=1\n");
+  EXPECT_EQ(r.headers["x-seen-x-set"], "new");
+  EXPECT_EQ(r.headers["x-seen-x-add"], "first, added");
+  EXPECT_EQ(r.headers["x-seen-x-remove"], "<none>");
+  EXPECT_EQ(r.headers["x-seen-host"], "rewritten.example");
+  EXPECT_EQ(r.headers["x-upstream"], "hidden");
+  EXPECT_EQ(r.headers["x-resp"], "r");
+  EXPECT_EQ(r.headers.count("content-type"), 0u);
+}
+
+TEST_F(ProxyTest, WeightedBackendsAreInterleavedSmoothly) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/",
+                          BackendsAction({{"infra/a:80", 3}, {"infra/b:80", 1}, {"", 0}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  std::string sequence;
+  for (int i = 0; i < 8; ++i) sequence += client.Get("/").headers["x-upstream"];
+  EXPECT_EQ(sequence, "aabaaaba");  // smooth WRR: 3:1, never four a's in a row
+}
+
+TEST_F(ProxyTest, EndpointsAreUsedRoundRobin) {
+  SnapshotBuilder b = Base();
+  // Service infra/ab: two slices whose named port maps to a_'s and b_'s ports.
+  b.Put(kBackends, "ports/infra/ab", "/Service/infra/ab", ServicePortsEntry("infra", "ab", 80, 1));
+  b.Put(kBackends, "endpoints/infra/ab-1", "discovery.k8s.io/EndpointSlice/infra/ab-1",
+        EndpointsEntry("infra", "ab", "ab-1", a_.port(), {"127.0.0.1"}));
+  b.Put(kBackends, "endpoints/infra/ab-2", "discovery.k8s.io/EndpointSlice/infra/ab-2",
+        EndpointsEntry("infra", "ab", "ab-2", b_.port(), {"127.0.0.1"}));
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/ab:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  std::string sequence;
+  for (int i = 0; i < 6; ++i) sequence += client.Get("/").headers["x-upstream"];
+  EXPECT_TRUE(sequence == "ababab" || sequence == "bababa") << sequence;
+}
+
+TEST_F(ProxyTest, InFlightRequestKeepsItsSnapshot) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  ASSERT_TRUE(client.Send("GET /delay/300 HTTP/1.1\r\nHost: h\r\n\r\n"));
+  ASSERT_TRUE(WaitFor([&] { return a_.requests() == 1; }));
+  SnapshotBuilder without = Base();  // the route is gone
+  Apply(without);
+  Response r = client.Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "delayed");
+  EXPECT_EQ(client.Get("/next").status, 404);  // the next request sees the new snapshot
+}
+
+TEST_F(ProxyTest, AccessLogHasOneJsonLinePerRequest) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/a", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  client.Get("/a/logged?k=\"v\"", "log.example");
+  client.Get("/nowhere", "log.example");
+  ASSERT_TRUE(WaitFor([&] {
+    std::string log = ReadLog();
+    return std::count(log.begin(), log.end(), '\n') >= 2;
+  }));
+  std::string log = ReadLog();
+  EXPECT_THAT(log, HasSubstr(R"("client":"127.0.0.1","method":"GET","path":"/a/logged?k=\"v\"",)"
+                             R"("host":"log.example","status":200,)"));
+  EXPECT_THAT(log, HasSubstr(R"("upstream":"127.0.0.1:)" + std::to_string(a_.port()) +
+                             R"(","route":"infra/r","rule":"0.0"})"));
+  EXPECT_THAT(log, HasSubstr(R"("path":"/nowhere","host":"log.example","status":404,)"));
+  EXPECT_THAT(log, HasSubstr(R"("reason":"no_route"})"));
+}
+
+TEST_F(ProxyTest, SlowHeadsTimeOutWith408) {
+  ProxySettings settings;
+  settings.header_read_timeout_ms = 200;
+  StartPlane(settings);
+  generation_ = 0;
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  ASSERT_TRUE(client.Send("GET / HTTP/1.1\r\nHost: h\r\n"));  // never finished
+  std::string raw;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(client.ReadUntilClose(&raw));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));
+  EXPECT_EQ(raw.rfind("HTTP/1.1 408", 0), 0u) << raw;
+  EXPECT_EQ(a_.connections(), 0u);
+}
+
+TEST_F(ProxyTest, IdleConnectionsCloseAndBodyLimitsApply) {
+  ProxySettings settings;
+  settings.idle_timeout_ms = 200;
+  settings.max_body_bytes = 10;
+  StartPlane(settings);
+  generation_ = 0;
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  ASSERT_EQ(client.Get("/").status, 200);
+  std::string rest;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(client.ReadUntilClose(&rest));  // closed by the gateway once idle
+  EXPECT_EQ(rest, "");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));
+
+  TestClient big(port_.port());
+  ASSERT_TRUE(big.Send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n0123456789a"));
+  EXPECT_EQ(big.Read().status, 413);
+  TestClient chunked(port_.port());
+  ASSERT_TRUE(
+      chunked.Send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                   "6\r\n012345\r\n6\r\n678901\r\n0\r\n\r\n"));
+  EXPECT_EQ(chunked.Read().status, 413);
+  TestClient small(port_.port());
+  ASSERT_TRUE(small.Send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n0123456789"));
+  EXPECT_EQ(small.Read().status, 200);
+}
+
+}  // namespace
+}  // namespace portico::gateway::server

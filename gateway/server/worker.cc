@@ -1,0 +1,253 @@
+// worker.cc: see worker.h.
+#include "gateway/server/worker.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "gateway/server/client_connection.h"
+#include "gateway/server/data_plane.h"
+#include "gateway/server/listener_socket.h"
+
+namespace portico::gateway::server {
+
+namespace {
+
+void Bump(std::atomic<uint64_t>& counter, uint64_t by = 1) {
+  counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
+std::string PeerAddress(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr, text,
+              sizeof(text));
+  } else if (address.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr, text,
+              sizeof(text));
+  }
+  return text;
+}
+
+}  // namespace
+
+// Acceptor accepts on this worker's socket of one listener key.
+class Worker::Acceptor final : public EventHandler {
+ public:
+  Acceptor(Worker* worker, std::shared_ptr<ListenerSocket> socket)
+      : worker_(worker), socket_(std::move(socket)), fd_(socket_->fd(worker->index())) {}
+  void OnEvents(uint32_t) override { worker_->Accept(this); }
+  int fd() const { return fd_; }
+  const ListenerSocket& socket() const { return *socket_; }
+
+ private:
+  Worker* worker_;
+  std::shared_ptr<ListenerSocket> socket_;
+  int fd_;
+};
+
+Worker::Worker(DataPlane* plane, int index)
+    : plane_(plane), index_(index), settings_(plane->options().settings) {}
+
+Worker::~Worker() {
+  Stop();
+  if (loop_ != nullptr) {
+    CloseAll();
+    loop_->RunDeferred();
+  }
+}
+
+Status Worker::Start() {
+  PORTICO_ASSIGN_OR_RETURN(loop_, EventLoop::Create());
+  upstream::UpstreamOptions options;
+  options.buffer_bytes = settings_.buffer_bytes;
+  options.max_idle_per_endpoint = settings_.max_idle_upstream_per_endpoint;
+  options.idle_timeout_ms = settings_.upstream_idle_timeout_ms;
+  options.response_limits = settings_.response_limits;
+  pool_ = std::make_unique<upstream::UpstreamPool>(loop_.get(), options);
+  if (plane_->options().access_log != nullptr) {
+    access_log_ = std::make_unique<AccessLogBuffer>(plane_->options().access_log);
+  }
+  thread_ = std::thread([this] { Run(); });
+  return OkStatus();
+}
+
+void Worker::Stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true, std::memory_order_relaxed);
+  loop_->Wake();
+  thread_.join();
+}
+
+void Worker::Wake() {
+  if (loop_ != nullptr) loop_->Wake();
+}
+
+void Worker::Run() {
+  loop_->UpdateTime();
+  while (!stop_.load(std::memory_order_relaxed)) {
+    // One relaxed load per iteration: a new configuration is picked up before the next batch.
+    if (plane_->generation_.load(std::memory_order_relaxed) != pinned_generation_) Repin();
+    int timeout = -1;
+    if (access_log_ != nullptr) {
+      const uint64_t deadline = access_log_->FlushDeadlineMs();
+      if (deadline != UINT64_MAX) {
+        const uint64_t now = loop_->now_ms();
+        timeout = deadline > now ? static_cast<int>(deadline - now) : 0;
+      }
+    }
+    loop_->Poll(timeout);
+    if (access_log_ != nullptr) access_log_->MaybeFlush(loop_->now_ms());
+    PublishCounters();
+  }
+  CloseAll();
+  loop_->RunDeferred();
+  if (access_log_ != nullptr) access_log_->Flush();
+  for (auto& [key, acceptor] : acceptors_) loop_->Remove(acceptor->fd());
+  acceptors_.clear();
+  pins_.clear();
+}
+
+void Worker::PublishCounters() {
+  counters_.connections_open.store(connections_.size(), std::memory_order_relaxed);
+  counters_.upstream_connects.store(pool_->connects(), std::memory_order_relaxed);
+  counters_.upstream_reuses.store(pool_->reuses(), std::memory_order_relaxed);
+  counters_.upstream_open.store(pool_->connections(), std::memory_order_relaxed);
+}
+
+void Worker::Repin() {
+  std::shared_ptr<const DataPlaneSnapshot> snapshot = plane_->Current();
+  pinned_generation_ = snapshot->generation;
+  if (pins_.empty() || pins_.back().snapshot != snapshot) {
+    if (!pins_.empty() && pins_.back().requests == 0) pins_.pop_back();
+    pins_.push_back(Pin{snapshot, 0});
+  }
+  // Balancing state refers to the previous snapshot's rules and endpoints.
+  swrr_.clear();
+  for (auto& pools : endpoint_pools_) pools.clear();
+  const uint32_t limit = snapshot->backends->index_limit();
+  if (endpoint_cursor_.size() < limit) endpoint_cursor_.resize(limit, 0);
+  if (endpoint_pools_.size() < limit) endpoint_pools_.resize(limit);
+  pool_->Prune();
+  SyncListeners(*snapshot);
+  counters_.generation.store(pinned_generation_, std::memory_order_relaxed);
+}
+
+void Worker::SyncListeners(const DataPlaneSnapshot& snapshot) {
+  for (auto it = acceptors_.begin(); it != acceptors_.end();) {
+    if (snapshot.listeners.count(it->first) == 0) {
+      loop_->Remove(it->second->fd());
+      it = acceptors_.erase(it);  // the socket closes when no snapshot holds it any more
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [key, socket] : snapshot.listeners) {
+    if (acceptors_.count(key) != 0) continue;
+    auto acceptor = std::make_unique<Acceptor>(this, socket);
+    if (!loop_->Add(acceptor->fd(), EPOLLIN | EPOLLET, acceptor.get())) {
+      spdlog::error("worker {}: cannot watch listener {}: {}", index_, key, std::strerror(errno));
+      continue;
+    }
+    Acceptor* raw = acceptor.get();
+    acceptors_.emplace(key, std::move(acceptor));
+    Accept(raw);  // connections that queued before this worker looked
+  }
+}
+
+void Worker::Accept(Acceptor* acceptor) {
+  for (;;) {
+    sockaddr_storage peer;
+    socklen_t length = sizeof(peer);
+    int fd = accept4(acceptor->fd(), reinterpret_cast<sockaddr*>(&peer), &length,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        // EMFILE and the like: the next arrival retries (edge-triggered: a new edge per SYN).
+        spdlog::warn("worker {}: accept on {}: {}", index_, acceptor->socket().key(),
+                     std::strerror(errno));
+      }
+      return;
+    }
+    const ListenerSocket& socket = acceptor->socket();
+    auto connection = std::make_unique<ClientConnection>(this, fd, socket.address(), socket.port(),
+                                                         PeerAddress(peer));
+    ClientConnection* raw = connection.get();
+    connections_.emplace(raw, std::move(connection));
+    Bump(counters_.connections_accepted);
+    if (!raw->Start()) raw->Abort();
+  }
+}
+
+void Worker::OnClosed(ClientConnection* connection) {
+  loop_->Defer([this, connection] { connections_.erase(connection); });
+}
+
+void Worker::CloseAll() {
+  std::vector<ClientConnection*> open;
+  open.reserve(connections_.size());
+  for (auto& [raw, connection] : connections_) open.push_back(raw);
+  for (ClientConnection* c : open) c->Abort();
+}
+
+Pin* Worker::AcquirePin() {
+  Pin* pin = &pins_.back();
+  ++pin->requests;
+  return pin;
+}
+
+void Worker::ReleasePin(Pin* pin) {
+  if (--pin->requests != 0 || pin == &pins_.back()) return;
+  for (auto it = pins_.begin(); it != pins_.end(); ++it) {
+    if (&*it == pin) {
+      pins_.erase(it);
+      return;
+    }
+  }
+}
+
+const core::routing::BackendRef* Worker::PickBackend(const core::routing::RouteAction& action) {
+  const auto& backends = action.backends;
+  if (action.total_weight == 0 || backends.empty()) return nullptr;
+  if (backends.size() == 1) return &backends[0];
+  // Smooth weighted round robin (nginx's): each pick adds every weight to its current value,
+  // takes the largest and subtracts the total from it, interleaving the picks evenly.
+  SwrrState& state = swrr_[&action];
+  if (state.current.size() != backends.size()) state.current.assign(backends.size(), 0);
+  size_t best = backends.size();
+  for (size_t i = 0; i < backends.size(); ++i) {
+    if (backends[i].weight == 0) continue;
+    state.current[i] += backends[i].weight;
+    if (best == backends.size() || state.current[i] > state.current[best]) best = i;
+  }
+  if (best == backends.size()) return nullptr;
+  state.current[best] -= action.total_weight;
+  return &backends[best];
+}
+
+upstream::EndpointPool* Worker::PickEndpoint(const core::routing::Backend& backend) {
+  const size_t count = backend.endpoints.size();
+  if (backend.index >= endpoint_pools_.size()) {
+    endpoint_pools_.resize(backend.index + 1);
+    endpoint_cursor_.resize(backend.index + 1, 0);
+  }
+  size_t i = 0;
+  if (count > 1) i = endpoint_cursor_[backend.index]++ % count;
+  std::vector<upstream::EndpointPool*>& pools = endpoint_pools_[backend.index];
+  if (pools.size() != count) pools.assign(count, nullptr);
+  if (pools[i] == nullptr) {
+    const core::routing::Endpoint& endpoint = backend.endpoints[i];
+    if (endpoint.sockaddr_len == 0 || endpoint.port == 0) return nullptr;
+    pools[i] =
+        pool_->Endpoint(endpoint.address, endpoint.port, &endpoint.sockaddr, endpoint.sockaddr_len);
+  }
+  return pools[i];
+}
+
+}  // namespace portico::gateway::server

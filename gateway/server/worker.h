@@ -1,0 +1,128 @@
+// worker.h: Worker, one data-plane thread: its EventLoop, the acceptors of its own listening
+// sockets, its client connections, upstream pool, balancing state, pinned snapshots and
+// access-log buffer (data_plane.h describes the whole).
+//
+// Snapshot pinning: the worker holds the snapshots still used by its requests in a list whose
+// last element is current; a request takes a Pin (a plain counter increment) and drops it when
+// it ends; a non-current pin whose count falls to zero is released. So a request keeps its
+// route table and backends without touching a shared reference count.
+//
+// Thread-safety: everything but Start, Stop, Wake and the relaxed counters runs on the worker's
+// thread. Ownership: owned by the DataPlane; owns its connections.
+#ifndef PORTICO_GATEWAY_SERVER_WORKER_H_
+#define PORTICO_GATEWAY_SERVER_WORKER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/runtime/routing/backend_table.h"
+#include "core/runtime/routing/route_types.h"
+#include "gateway/server/access_log.h"
+#include "gateway/server/event_loop.h"
+#include "gateway/server/proxy_settings.h"
+#include "gateway/upstream/upstream_pool.h"
+
+namespace portico::gateway::server {
+
+class ClientConnection;
+class DataPlane;
+struct DataPlaneSnapshot;
+class ListenerSocket;
+
+// Pin is one snapshot a worker serves from, with the number of its requests using it.
+struct Pin {
+  std::shared_ptr<const DataPlaneSnapshot> snapshot;
+  uint64_t requests = 0;
+};
+
+// WorkerCounters are written by the worker (relaxed stores) and read by Stats.
+struct WorkerCounters {
+  std::atomic<uint64_t> generation{0};
+  std::atomic<uint64_t> connections_accepted{0};
+  std::atomic<uint64_t> connections_open{0};
+  std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> upstream_connects{0};
+  std::atomic<uint64_t> upstream_reuses{0};
+  std::atomic<uint64_t> upstream_open{0};
+};
+
+class Worker {
+ public:
+  Worker(DataPlane* plane, int index);
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  ~Worker();
+
+  Status Start();
+  void Stop();
+  void Wake();
+
+  // Worker-thread API for connections.
+  int index() const { return index_; }
+  EventLoop& loop() { return *loop_; }
+  const ProxySettings& settings() const { return settings_; }
+  upstream::UpstreamPool& pool() { return *pool_; }
+  AccessLogBuffer* access_log() { return access_log_.get(); }
+  WorkerCounters& counters() const { return counters_; }
+
+  // AcquirePin returns the current pin with one more request on it; ReleasePin drops one.
+  Pin* AcquirePin();
+  void ReleasePin(Pin* pin);
+
+  // PickBackend chooses one of `action`'s backends by smooth weighted round robin (per worker,
+  // per rule); nullptr when the total weight is 0.
+  const core::routing::BackendRef* PickBackend(const core::routing::RouteAction& action);
+  // PickEndpoint chooses an endpoint of `backend` round robin and returns its pool (nullptr for
+  // an endpoint that is not an IP literal). `backend` must have endpoints and belong to the
+  // current pin's snapshot.
+  upstream::EndpointPool* PickEndpoint(const core::routing::Backend& backend);
+
+  // OnClosed is called by a connection that closed (it is freed after the current batch).
+  void OnClosed(ClientConnection* connection);
+  // Counts the last flush of the access log and the upstream counters into counters_.
+  void PublishCounters();
+
+ private:
+  class Acceptor;
+  struct SwrrState {
+    std::vector<int64_t> current;
+  };
+
+  void Run();
+  void Repin();
+  void SyncListeners(const DataPlaneSnapshot& snapshot);
+  void Accept(Acceptor* acceptor);
+  void CloseAll();
+
+  DataPlane* const plane_;
+  const int index_;
+  const ProxySettings settings_;
+  std::unique_ptr<EventLoop> loop_;
+  std::unique_ptr<upstream::UpstreamPool> pool_;
+  std::unique_ptr<AccessLogBuffer> access_log_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  mutable WorkerCounters counters_;  // written by the worker, read by DataPlane::Stats
+
+  std::list<Pin> pins_;  // back(): current
+  uint64_t pinned_generation_ = UINT64_MAX;
+  std::map<std::string, std::unique_ptr<Acceptor>> acceptors_;  // by ListenerSocket::key()
+  std::unordered_map<ClientConnection*, std::unique_ptr<ClientConnection>> connections_;
+
+  // Balancing state of the current pin (cleared when it changes).
+  std::unordered_map<const core::routing::RouteAction*, SwrrState> swrr_;
+  std::vector<uint32_t> endpoint_cursor_;  // by Backend::index
+  // Endpoint pools by Backend::index, then by endpoint position (filled lazily).
+  std::vector<std::vector<upstream::EndpointPool*>> endpoint_pools_;
+};
+
+}  // namespace portico::gateway::server
+
+#endif  // PORTICO_GATEWAY_SERVER_WORKER_H_

@@ -1,0 +1,162 @@
+// upstream_pool.h: one worker's upstream connections: UpstreamConnection (a non-blocking TCP
+// connection to one endpoint, with its read buffer, response parser and pending output),
+// EndpointPool (the idle keep-alive connections of one endpoint, most recently used first) and
+// UpstreamPool (every endpoint pool of the worker, keyed by "ip:port", so pools survive
+// configuration changes that keep the endpoint).
+//
+// An idle connection stays registered with the worker's epoll: data or a close from the upstream
+// while idle closes it (an idle HTTP/1.1 upstream has nothing to say). It is also closed after
+// `idle_timeout_ms` idle, and pools keep at most `max_idle_per_endpoint`.
+//
+// Thread-safety: none; everything belongs to one worker thread. Ownership: UpstreamPool owns
+// every connection (idle or lent); a lent connection is driven by its UpstreamUser until it is
+// Released (back to the pool) or Closed.
+#ifndef PORTICO_GATEWAY_UPSTREAM_UPSTREAM_POOL_H_
+#define PORTICO_GATEWAY_UPSTREAM_UPSTREAM_POOL_H_
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "gateway/http/chunked_decoder.h"
+#include "gateway/http/response_parser.h"
+#include "gateway/server/event_loop.h"
+#include "gateway/server/io_buffer.h"
+#include "gateway/server/timer_wheel.h"
+
+namespace portico::gateway::upstream {
+
+class EndpointPool;
+class UpstreamPool;
+
+// UpstreamUser drives a lent connection: it receives the connection's epoll events.
+class UpstreamUser {
+ public:
+  virtual void OnUpstreamEvents(uint32_t events) = 0;
+
+ protected:
+  ~UpstreamUser() = default;
+};
+
+// UpstreamOptions are the pool's settings.
+struct UpstreamOptions {
+  size_t buffer_bytes = 16 * 1024;  // initial read buffer
+  size_t max_idle_per_endpoint = 256;
+  uint64_t idle_timeout_ms = 60'000;
+  http::HeadLimits response_limits;
+};
+
+class UpstreamConnection final : public server::EventHandler, public server::TimerHandler {
+ public:
+  UpstreamConnection(UpstreamPool* pool, EndpointPool* endpoint, int fd, size_t buffer_bytes,
+                     const http::HeadLimits& limits);
+  ~UpstreamConnection();
+
+  void OnEvents(uint32_t events) override;
+  void OnTimer(int id) override;
+
+  int fd() const { return fd_; }
+  EndpointPool* endpoint() const { return endpoint_; }
+  // Requests this connection carried before the current one (0: a fresh connection).
+  uint32_t reuse_count() const { return reuse_count_; }
+
+  // Readiness as last reported (edge-triggered): set by events, cleared by EAGAIN.
+  bool readable = false;
+  bool writable = false;
+  bool connecting = false;  // a non-blocking connect is in progress
+  bool peer_closed = false;
+
+  server::IoBuffer in;  // bytes read from the upstream
+  http::ResponseParser parser;
+  http::ChunkedDecoder decoder;
+  bool decoder_used = false;  // set by the user when it decodes a chunked body
+
+ private:
+  friend class UpstreamPool;
+  friend class EndpointPool;
+
+  UpstreamPool* pool_;
+  EndpointPool* endpoint_;
+  int fd_;
+  UpstreamUser* user_ = nullptr;  // null while idle
+  uint32_t reuse_count_ = 0;
+  uint64_t idle_since_ms_ = 0;
+  bool closed_ = false;
+  server::Timer idle_timer_;
+};
+
+// EndpointPool is one endpoint's address and idle connections.
+class EndpointPool {
+ public:
+  EndpointPool(std::string name, const sockaddr_storage& address, socklen_t length)
+      : name_(std::move(name)), address_(address), length_(length) {}
+
+  // "ip:port" ("[v6]:port"), for the access log.
+  const std::string& name() const { return name_; }
+  size_t idle() const { return idle_.size(); }
+  size_t active() const { return active_; }
+
+ private:
+  friend class UpstreamPool;
+  std::string name_;
+  sockaddr_storage address_;
+  socklen_t length_;
+  std::vector<UpstreamConnection*> idle_;  // most recently released last
+  size_t active_ = 0;                      // lent connections
+};
+
+class UpstreamPool {
+ public:
+  UpstreamPool(server::EventLoop* loop, const UpstreamOptions& options);
+  UpstreamPool(const UpstreamPool&) = delete;
+  UpstreamPool& operator=(const UpstreamPool&) = delete;
+  ~UpstreamPool();
+
+  // Endpoint returns the pool of (ip, port), creating it; nullptr when `ip` is not an IPv4 or
+  // IPv6 literal. `address` (optional) is the same endpoint already parsed.
+  EndpointPool* Endpoint(std::string_view ip, uint16_t port,
+                         const sockaddr_storage* address = nullptr, socklen_t length = 0);
+
+  // Acquire lends an idle connection of `endpoint` to `user` (nullptr when none is idle). With
+  // `check_alive`, a connection the upstream closed meanwhile is dropped first (a MSG_PEEK).
+  UpstreamConnection* Acquire(EndpointPool* endpoint, UpstreamUser* user, bool check_alive);
+  // Connect starts a non-blocking connect to `endpoint` for `user`; nullptr with errno set when
+  // the socket cannot even be created or the connect failed at once (ECONNREFUSED on loopback).
+  UpstreamConnection* Connect(EndpointPool* endpoint, UpstreamUser* user);
+  // Release returns a lent connection whose exchange ended cleanly (its buffers empty) for reuse.
+  void Release(UpstreamConnection* connection);
+  // Close closes a lent or idle connection (freed after the current batch of events).
+  void Close(UpstreamConnection* connection);
+
+  // Prune drops endpoint pools holding no connection (after a configuration change).
+  void Prune();
+
+  size_t connections() const { return connections_; }
+  uint64_t connects() const { return connects_; }
+  uint64_t reuses() const { return reuses_; }
+  const UpstreamOptions& options() const { return options_; }
+
+ private:
+  friend class UpstreamConnection;
+  server::EventLoop* loop_;
+  UpstreamOptions options_;
+  std::unordered_map<std::string, std::unique_ptr<EndpointPool>> endpoints_;
+  std::string key_;  // scratch for lookups
+  size_t connections_ = 0;
+  uint64_t connects_ = 0;
+  uint64_t reuses_ = 0;
+};
+
+// ParseIpLiteral fills `address` from an IPv4 or IPv6 literal and a port; false otherwise.
+bool ParseIpLiteral(std::string_view ip, uint16_t port, sockaddr_storage* address,
+                    socklen_t* length);
+
+}  // namespace portico::gateway::upstream
+
+#endif  // PORTICO_GATEWAY_UPSTREAM_UPSTREAM_POOL_H_
