@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Data-plane integration tests (issue 5, "Show"): real portico-controller, portico-gateway and
+echo backends on loopback, real traffic from wrk while the configuration changes.
+
+  - route changes under load: wrk runs against a stable route while other routes are added,
+    edited and removed and the stable route itself is edited; zero errors, zero non-2xx;
+  - listeners added and removed while traffic runs: a second listener appears (serves), then
+    disappears (refuses connections) while the first one's traffic keeps flowing without errors.
+
+Run: dataplane_test.py --build BUILD_DIR. Waits have deadlines; nothing sleeps to synchronise
+(the edits are paced while wrk runs, which is the point of the test, not synchronisation).
+"""
+
+import argparse
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
+from portico_procs import Binaries, Controller, Gateway, wait_until  # noqa: E402
+from echo_backend import EchoPod, EchoServers  # noqa: E402
+
+BINARIES = None
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write(conf, name, text):
+    path = os.path.join(conf, name)
+    with open(path + ".tmp~", "w") as f:
+        f.write(text)
+    os.rename(path + ".tmp~", path)
+
+
+def gateway_yaml(ports):
+    listeners = "".join("  - {name: l%d, protocol: HTTP, port: %d}\n" % (p, p) for p in ports)
+    return ("apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\n"
+            "metadata: {name: portico}\nspec: {controllerName: portico.io/gateway-controller}\n"
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\n"
+            "metadata: {name: web, namespace: default}\nspec:\n  gatewayClassName: portico\n"
+            "  listeners:\n" + listeners)
+
+
+def backend_yaml(echo_port):
+    return ("apiVersion: v1\nkind: Service\nmetadata: {name: echo, namespace: default}\n"
+            "spec:\n  ports: [{name: http, port: 80, targetPort: %d}]\n---\n"
+            "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\n"
+            "metadata: {name: echo, namespace: default, labels: {kubernetes.io/service-name: echo}}\n"
+            "addressType: IPv4\nports: [{name: http, port: %d}]\n"
+            "endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]\n"
+            % (echo_port, echo_port))
+
+
+def route_yaml(name, path, header_value="1"):
+    return ("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n"
+            "metadata: {name: %s, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n"
+            "  rules:\n  - matches: [{path: {type: PathPrefix, value: '%s'}}]\n"
+            "    filters:\n    - type: RequestHeaderModifier\n"
+            "      requestHeaderModifier: {set: [{name: x-edit, value: '%s'}]}\n"
+            "    backendRefs: [{name: echo, port: 80}]\n" % (name, path, header_value))
+
+
+def get(url, timeout=2):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.status, r.read()
+
+
+class WrkRun:
+    """wrk in the background; result() parses its totals."""
+
+    def __init__(self, url, seconds, connections=20):
+        self.process = subprocess.Popen(
+            ["wrk", "-t1", "-c%d" % connections, "-d%ds" % seconds, url],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def result(self):
+        out, _ = self.process.communicate(timeout=120)
+        requests = int(re.search(r"(\d+) requests in", out).group(1))
+        non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
+                           out)
+        return {"requests": requests, "non2xx": int(non2xx.group(1)) if non2xx else 0,
+                "socket_errors": sum(int(x) for x in errors.groups()) if errors else 0,
+                "output": out}
+
+
+class DataPlaneTest(unittest.TestCase):
+    def setUp(self):
+        if shutil.which("wrk") is None:
+            self.skipTest("wrk is not installed (scripts/setup.sh installs it)")
+        self.workdir = tempfile.mkdtemp(prefix="portico-dataplane-")
+        self.conf = os.path.join(self.workdir, "conf")
+        os.makedirs(self.conf)
+        self.echo = EchoServers([EchoPod("127.0.0.1", 0, "default", "echo-1")])
+        self.echo.start()
+        self.echo_port = self.echo.pods[0].port
+        self.port = free_port()
+        write(self.conf, "00-gateway.yaml", gateway_yaml([self.port]))
+        write(self.conf, "10-backend.yaml", backend_yaml(self.echo_port))
+        write(self.conf, "20-stable.yaml", route_yaml("stable", "/stable"))
+        self.controller = Controller(BINARIES, self.conf, self.workdir)
+        self.controller.wait_ready()
+        self.gateway = Gateway(BINARIES, self.workdir, self.controller.sync_address(),
+                               serve=["default/web"], snapshot=False,
+                               extra=["--workers", "2", "--access-log", "off"])
+        self.url = "http://127.0.0.1:%d" % self.port
+        wait_until(lambda: get(self.url + "/stable")[0] == 200, 20, "the stable route to serve")
+
+    def tearDown(self):
+        failed = bool(getattr(self, "_outcome", None) and any(
+            e for _, e in getattr(self._outcome, "errors", []) if e))
+        for p in (self.gateway, self.controller):
+            p.stop()
+            if failed:
+                sys.stderr.write("---- %s log (tail)\n%s\n" % (p.name, p.tail(30)))
+        self.echo.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def test_route_changes_under_load_cause_no_errors(self):
+        run = WrkRun(self.url + "/stable", seconds=4)
+        deadline = time.monotonic() + 3.0
+        edits = 0
+        while time.monotonic() < deadline:
+            i = edits % 20
+            previous = os.path.join(self.conf, "30-r%d.yaml" % ((edits - 1) % 20))
+            if edits % 3 == 2 and os.path.exists(previous):
+                os.unlink(previous)  # a route removed
+            else:
+                write(self.conf, "30-r%d.yaml" % i, route_yaml("r%d" % i, "/r%d" % i, str(edits)))
+            # The stable route itself changes (its filter), staying a match for /stable.
+            write(self.conf, "20-stable.yaml", route_yaml("stable", "/stable", str(edits)))
+            edits += 1
+            time.sleep(0.05)  # pacing of the edits while wrk runs, not synchronisation
+        result = run.result()
+        self.assertGreater(edits, 20)
+        self.assertGreater(result["requests"], 100, result["output"])
+        self.assertEqual(result["non2xx"], 0, result["output"])
+        self.assertEqual(result["socket_errors"], 0, result["output"])
+        # The last edit is live.
+        wait_until(lambda: b'"X-Edit": ["%d"]' % (edits - 1) in get(self.url + "/stable")[1], 10,
+                   "the last edit of the stable route")
+
+    def test_listeners_come_and_go_while_traffic_runs(self):
+        second = free_port()
+        run = WrkRun(self.url + "/stable", seconds=4)
+        write(self.conf, "00-gateway.yaml", gateway_yaml([self.port, second]))
+        wait_until(lambda: get("http://127.0.0.1:%d/stable" % second)[0] == 200, 10,
+                   "the new listener to serve")
+        write(self.conf, "00-gateway.yaml", gateway_yaml([self.port]))
+
+        def refused():
+            try:
+                get("http://127.0.0.1:%d/stable" % second, timeout=1)
+                return False
+            except OSError:
+                return True
+        wait_until(refused, 10, "the removed listener to refuse connections")
+        result = run.result()
+        self.assertGreater(result["requests"], 100, result["output"])
+        self.assertEqual(result["non2xx"], 0, result["output"])
+        self.assertEqual(result["socket_errors"], 0, result["output"])
+
+
+def main():
+    global BINARIES
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", required=True)
+    args, rest = parser.parse_known_args()
+    b = os.path.abspath(args.build)
+    BINARIES = Binaries(os.path.join(b, "controller", "portico-controller"),
+                        os.path.join(b, "gateway", "portico-gateway"),
+                        os.path.join(b, "controller", "ctl", "portico-ctl"),
+                        os.path.join(b, "plugins-out"))
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
