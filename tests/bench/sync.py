@@ -79,8 +79,8 @@ def route_count(gateway):
     return stats["entriesByFormat"].get("route_rules.v1", 0)
 
 
-def start_pair(binaries, workdir, conf, routes):
-    c = Controller(binaries, conf, workdir, log_level="warn")
+def start_pair(binaries, workdir, conf, routes, debounce_ms=20):
+    c = Controller(binaries, conf, workdir, log_level="warn", debounce_ms=debounce_ms)
     c.wait_ready(timeout=300)
     g = Gateway(binaries, workdir, c.sync_address(), serve=["default/web"], snapshot=False,
                 log_level="warn")
@@ -138,6 +138,8 @@ def main():
     parser.add_argument("--routes", type=int, default=10000)
     parser.add_argument("--edits", type=int, default=200)
     parser.add_argument("--big", type=int, default=100000)
+    parser.add_argument("--debounce-ms", type=int, default=20,
+                        help="the controller's file debounce (part of the edit latency)")
     args = parser.parse_args()
     b = os.path.abspath(args.build)
     binaries = Binaries(os.path.join(b, "controller", "portico-controller"),
@@ -159,7 +161,7 @@ def main():
         conf = os.path.join(workdir, "conf")
         os.makedirs(conf)
         write_config(conf, args.routes)
-        c, g = start_pair(binaries, workdir, conf, args.routes)
+        c, g = start_pair(binaries, workdir, conf, args.routes, args.debounce_ms)
         rss_n = (rss_bytes(c.process.pid), rss_bytes(g.process.pid))
         lat = edit_latencies(conf, g, args.edits, args.routes)
         results["edit_p50_ms"] = percentile(lat, 50) * 1000

@@ -182,7 +182,7 @@ class Controller(Process):
     """portico-controller on `conf_dir` with admin and sync on port 0 (--testing)."""
 
     def __init__(self, binaries, conf_dir, workdir, name="controller", extra=(), sync_port=0,
-                 log_level="info"):
+                 log_level="info", debounce_ms=20):
         self.admin_port_file = os.path.join(workdir, name + ".admin.port")
         self.sync_port_file = os.path.join(workdir, name + ".sync.port")
         for f in (self.admin_port_file, self.sync_port_file):
@@ -193,7 +193,7 @@ class Controller(Process):
         argv = [binaries.controller, "--config-dir", conf_dir, "--plugin-dir",
                 binaries.plugin_dir, "--admin-port", "0", "--admin-port-file",
                 self.admin_port_file, "--sync-port", str(sync_port), "--sync-port-file",
-                self.sync_port_file, "--testing", "--debounce-ms", "20",
+                self.sync_port_file, "--testing", "--debounce-ms", str(debounce_ms),
                 "--log-level", log_level] + list(extra)
         super().__init__(name, argv, workdir)
         self.admin = None
