@@ -1,0 +1,1033 @@
+#!/usr/bin/env python3
+"""bench.py: the proxy benchmark of issue 5 ("Benchmark tests/bench/proxy"), run by
+tests/bench/proxy.sh (see its header for the options). A script that prints figures, not a test.
+
+Layout on this 2-core machine: the proxy under test alone on CPU 0 (taskset -c 0; one worker);
+wrk (-t1 -c50), the upstream (nginx `return 200`, 1 worker), the controllers and this driver on
+CPU 1. Configurations: wrk straight to the upstream (the limit); nginx (1 worker, upstream
+keep-alive); haproxy (nbthread 1, http-reuse always); portico-gateway (--workers 1, its
+configuration loaded through portico-controller: Gateway, Service + EndpointSlice, HTTPRoutes);
+each proxy with 1 route, with 10,000 prefix routes and with 10,000 regex routes (one rule each,
+one hostname; GET /r9999/bench matches the last); access logs on for every proxy (nginx
+buffer=32k flush=100ms like portico's 32 KB / 100 ms buffer; haproxy `log stdout` to a file),
+plus a set with logs off for 1 route. nginx's 10k routes are `location` blocks (prefix: its
+longest-prefix tree; regex: `location ~` tried in order); haproxy's are acl + use_backend rules
+tried in order (prefix segment-aware: `path /rN` or `path_beg /rN/`), the hostname checked once.
+All three add X-Forwarded-For/-Proto, as portico does. Phases:
+
+  1. timed: every configuration once per repeat, interleaved (the order rotates each repeat);
+     RPS, p50, p99 from wrk --latency; CPU time of the proxy's whole process tree (utime+stime of
+     /proc/PID/stat: every thread, every process) per request; medians over the repeats; ratios
+     between medians of this run; RSS after the runs (bytes per route = (RSS with 10k routes -
+     RSS with 1) / 9,999);
+  2. counted: each proxy restarted with the LD_PRELOAD counter (counter.c: the libc wrappers of
+     the I/O syscalls and the malloc family), a fixed-length wrk run, the counters' delta divided
+     by the requests the upstream served meanwhile (its stub_status, exact). LD_PRELOAD works here
+     because all three proxies are dynamically linked and call libc's wrappers; what it cannot
+     see (futex inside pthread, libc calling itself) is covered by the cross-check with
+     `perf stat -e raw_syscalls:sys_enter` (every syscall of every thread) when perf can open
+     that tracepoint (root or perf_event_paranoid <= -1);
+  3. callgrind (not with --quick): each proxy under valgrind --tool=callgrind, warmed up, then
+     `callgrind_control -z` (zero), wrk stopped after --callgrind-requests responses (or a time
+     cap), `callgrind_control -d` (dump): instructions (Ir, user space) of that window divided by
+     the requests the upstream served in it, so no warm-up run needs subtracting. nginx runs
+     with `master_process off` there (vgdb cannot reach a forked worker; the event loop is the
+     worker's); haproxy with its watchdog disabled (no_watchdog.c: callgrind's slowdown would
+     trip it).
+"""
+
+import argparse
+import glob
+import http.client
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+from portico_procs import Binaries, Controller, wait_until, read_port  # noqa: E402
+
+HOST = "bench.example.com"
+PATH = "/r9999/bench"  # matches the last of the 10,000 routes (and the single route "/")
+ROUTES = 10000
+PROXY_CPU = "0"
+CLIENT_CPU = 1
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+TARGETS = {
+    "vs_best_other": 1.1,   # portico RPS >= 1.1 x max(nginx, haproxy)
+    "vs_limit": 0.53,       # portico RPS >= 0.53 x direct
+    "p99_vs_direct": 2.3,   # portico p99 <= 2.3 x direct p99
+    "prefix_vs_1": 0.95,    # portico 10k prefix RPS >= 0.95 x its 1-route RPS
+    "regex_vs_1": 0.5,      # portico 10k regex RPS >= 0.5 x its 1-route RPS
+    "prefix_bytes": 1024,   # portico RSS per prefix route
+    "regex_bytes": 4096,    # portico RSS per regex route
+}
+
+
+def log(msg):
+    sys.stderr.write("[proxy-bench %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_status(port, path=PATH, host=HOST, timeout=5):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path, headers={"Host": host})
+        response = conn.getresponse()
+        body = response.read()
+        return response.status, body
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# /proc
+
+
+def children_of(pid):
+    out = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as f:
+                text = f.read()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        if int(fields[1]) == pid:
+            out.append(int(stat.split("/")[2]))
+    return out
+
+
+def process_tree(pid):
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo.extend(children_of(p))
+    return tree
+
+
+def cpu_seconds(pids):
+    """utime + stime of every process in `pids` (each the total of all its threads)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                text = f.read()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+    return total / CLK_TCK
+
+
+def cpu_busy():
+    """{cpu index: (busy jiffies, total jiffies)} from /proc/stat."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            m = re.match(r"cpu(\d+) (.*)", line)
+            if m:
+                v = [int(x) for x in m.group(2).split()]
+                idle = v[3] + v[4]  # idle, iowait
+                out[int(m.group(1))] = (sum(v[:8]) - idle, sum(v[:8]))
+    return out
+
+
+def wait_idle(timeout=300, threshold=0.03):
+    """Waits until every CPU is busy less than `threshold` over a second (start-up work of the
+    proxies and controllers done, nobody else running); returns the last busy shares."""
+    deadline = time.monotonic() + timeout
+    while True:
+        a = cpu_busy()
+        time.sleep(1)
+        b = cpu_busy()
+        shares = {c: (b[c][0] - a[c][0]) / max(1, b[c][1] - a[c][1]) for c in b}
+        if all(v < threshold for v in shares.values()) or time.monotonic() > deadline:
+            return shares
+
+
+def rss_bytes(pids):
+    total = 0
+    for pid in pids:
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes
+
+
+class Proc:
+    """A child process (argv, extra environment) logging to workdir/<name>.log; stopped with
+    SIGTERM (then SIGKILL) by its pid."""
+
+    def __init__(self, name, argv, workdir, env=None, stdout=None):
+        self.name = name
+        self.log_path = os.path.join(workdir, name + ".log")
+        self.log = open(self.log_path, "a")
+        self.stdout = open(stdout, "a") if stdout else self.log
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        self.process = subprocess.Popen(argv, stdout=self.stdout, stderr=self.log,
+                                        env=full_env, stdin=subprocess.DEVNULL)
+        self.pid = self.process.pid
+
+    def alive(self):
+        return self.process is not None and self.process.poll() is None
+
+    def check_alive(self):
+        if not self.alive():
+            raise RuntimeError("%s exited with %s: %s" % (self.name, self.process.returncode,
+                                                          self.tail()))
+
+    def tail(self, lines=20):
+        self.log.flush()
+        with open(self.log_path, errors="replace") as f:
+            return "\n".join(f.read().strip().splitlines()[-lines:])
+
+    def pids(self):
+        return process_tree(self.pid) if self.alive() else []
+
+    def stop(self, timeout=60):
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+        self.log.close()
+        if self.stdout is not self.log:
+            self.stdout.close()
+
+
+class Upstream:
+    """nginx `return 200` (1 worker, no access log) on CPU 1, with stub_status for exact request
+    counts."""
+
+    STATUS = "/__bench_upstream_status"
+
+    def __init__(self, workdir):
+        self.dir = os.path.join(workdir, "upstream")
+        os.makedirs(self.dir)
+        self.port = free_port()
+        conf = os.path.join(self.dir, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(nginx_main(self.dir) + """http {
+  access_log off;
+  keepalive_requests 100000000;
+  keepalive_timeout 600s;
+  server {
+    listen 127.0.0.1:%d backlog=4096;
+    location = %s { stub_status; }
+    location / { default_type text/plain; return 200 "ok\\n"; }
+  }
+}
+""" % (self.port, self.STATUS))
+        self.proc = Proc("upstream", ["nginx", "-p", self.dir + "/", "-c", conf, "-e",
+                                      os.path.join(self.dir, "error.log")], workdir)
+        self.reads = 0
+        wait_until(lambda: self.proc.check_alive() or http_status(self.port)[0] == 200, 20,
+                   "the upstream nginx")
+
+    def requests(self):
+        """stub_status 'requests' (this status request included)."""
+        self.reads += 1
+        status, body = http_status(self.port, self.STATUS, "localhost")
+        if status != 200:
+            raise RuntimeError("upstream status: %d" % status)
+        return int(body.decode().splitlines()[2].split()[2])
+
+    def served_since(self, mark):
+        """(requests served since `mark` = (count, reads) from mark()), excluding status reads."""
+        count, reads = mark
+        now = self.requests()
+        return now - count - (self.reads - reads)
+
+    def mark(self):
+        count = self.requests()
+        return (count, self.reads)
+
+    def quiesce(self, timeout=120, still=0.3):
+        """Waits until the served count stays put for `still` seconds."""
+        deadline = time.monotonic() + timeout
+        last = self.mark()
+        while time.monotonic() < deadline:
+            time.sleep(still)
+            now = self.mark()
+            if now[0] - last[0] == now[1] - last[1]:
+                return
+            last = now
+        raise RuntimeError("the upstream kept serving for %d s" % timeout)
+
+
+def nginx_main(directory):
+    user = "user root root;\n" if os.geteuid() == 0 else ""
+    return """%sworker_processes 1;
+daemon off;
+pid %s/nginx.pid;
+error_log %s/error.log warn;
+events { worker_connections 8192; }
+""" % (user, directory, directory)
+
+
+# ---------------------------------------------------------------------------------------------
+# Configurations
+
+
+class Config:
+    """One measured configuration: kind (direct, nginx, haproxy, portico), routes variant
+    ("1", "prefix", "regex") and access logs on/off."""
+
+    def __init__(self, kind, variant, logs=True):
+        self.kind, self.variant, self.logs = kind, variant, logs
+        self.name = kind if kind == "direct" else "%s-%s%s" % (
+            kind, {"1": "1route", "prefix": "10k-prefix", "regex": "10k-regex"}[variant],
+            "" if logs else "-nolog")
+        self.port = None
+        self.runs = []       # timed results (dicts)
+        self.rss = None
+        self.counts = None   # counted phase
+        self.ir = None       # callgrind Ir per request
+        self.instance = None
+
+
+def route_yaml(i, variant):
+    if variant == "1":
+        name, match = "all", "{path: {type: PathPrefix, value: /}}"
+    elif variant == "prefix":
+        name, match = "r%05d" % i, "{path: {type: PathPrefix, value: /r%d}}" % i
+    else:
+        name, match = "r%05d" % i, "{path: {type: RegularExpression, value: '/r%d(/.*)?'}}" % i
+    return ("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n"
+            "metadata: {name: %s, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n"
+            "  hostnames: [%s]\n  rules:\n  - matches: [%s]\n"
+            "    backendRefs: [{name: upstream, port: 80}]\n" % (name, HOST, match))
+
+
+def write_portico_conf(conf, port, upstream_port, variant):
+    os.makedirs(conf)
+    with open(os.path.join(conf, "00-gateway.yaml"), "w") as f:
+        f.write("""apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portico}
+spec: {controllerName: portico.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: default}
+spec:
+  gatewayClassName: portico
+  listeners:
+  - {name: http, protocol: HTTP, port: %d}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: upstream, namespace: default}
+spec:
+  ports: [{name: http, port: 80, targetPort: %d}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: upstream, namespace: default, labels: {kubernetes.io/service-name: upstream}}
+addressType: IPv4
+ports: [{name: http, port: %d}]
+endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
+""" % (port, upstream_port, upstream_port))
+    n = 1 if variant == "1" else ROUTES
+    per_file = 100
+    for start in range(0, n, per_file):
+        with open(os.path.join(conf, "r%05d.yaml" % start), "w") as f:
+            f.write("---\n".join(route_yaml(i, variant)
+                                  for i in range(start, min(n, start + per_file))))
+    return n
+
+
+def write_nginx_conf(directory, port, upstream_port, variant, logs):
+    os.makedirs(directory, exist_ok=True)
+    proxy = ("proxy_pass http://up;")
+    if variant == "1":
+        locations = "    location / { %s }\n" % proxy
+    elif variant == "prefix":
+        locations = "".join("    location /r%d { %s }\n" % (i, proxy) for i in range(ROUTES))
+    else:
+        locations = "".join("    location ~ ^/r%d(/.*)?$ { %s }\n" % (i, proxy)
+                            for i in range(ROUTES))
+    access = ("access_log %s/access.log combined buffer=32k flush=100ms;" % directory
+              if logs else "access_log off;")
+    conf = os.path.join(directory, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(nginx_main(directory) + """http {
+  %s
+  keepalive_requests 100000000;
+  keepalive_timeout 600s;
+  client_body_temp_path %s/client_body;
+  proxy_temp_path %s/proxy;
+  fastcgi_temp_path %s/fastcgi;
+  uwsgi_temp_path %s/uwsgi;
+  scgi_temp_path %s/scgi;
+  proxy_http_version 1.1;
+  proxy_set_header Connection "";
+  proxy_set_header Host $host;
+  proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+  proxy_set_header X-Forwarded-Proto $scheme;
+  upstream up {
+    server 127.0.0.1:%d;
+    keepalive 256;
+    keepalive_requests 100000000;
+    keepalive_timeout 600s;
+  }
+  server {
+    listen 127.0.0.1:%d backlog=4096;
+    server_name %s;
+%s  }
+}
+""" % (access, directory, directory, directory, directory, directory, upstream_port, port, HOST,
+       locations))
+    return conf
+
+
+def write_haproxy_conf(directory, port, upstream_port, variant, logs):
+    os.makedirs(directory, exist_ok=True)
+    # The hostname is checked once (every route has the same one), then the rules in order.
+    if variant == "1":
+        rules = "  default_backend up\n"
+    elif variant == "prefix":
+        # Segment-aware like Gateway API PathPrefix: /r1 must not take /r1234.
+        rules = "".join("  acl r%d path /r%d\n  acl r%d path_beg /r%d/\n" % (i, i, i, i)
+                        for i in range(ROUTES))
+        rules += "".join("  use_backend up if r%d\n" % i for i in range(ROUTES))
+    else:
+        rules = "".join("  acl r%d path_reg ^/r%d(/.*)?$\n" % (i, i) for i in range(ROUTES))
+        rules += "".join("  use_backend up if r%d\n" % i for i in range(ROUTES))
+    conf = os.path.join(directory, "haproxy.cfg")
+    with open(conf, "w") as f:
+        f.write("""global
+  nbthread 1
+  maxconn 4096
+%s
+defaults
+  mode http
+%s  timeout connect 5s
+  timeout client 600s
+  timeout server 600s
+  timeout http-keep-alive 600s
+  option forwardfor
+  http-reuse always
+
+frontend fe
+  bind 127.0.0.1:%d
+  http-request set-header X-Forwarded-Proto http
+  acl host hdr(host) -i %s
+  http-request deny deny_status 404 if !host
+%s
+backend up
+  server s1 127.0.0.1:%d
+""" % ("  log stdout format raw local0" if logs else "",
+       "  log global\n  option httplog\n" if logs else "", port, HOST, rules, upstream_port))
+    return conf
+
+
+class Launcher:
+    """Starts and stops the proxy instances of the configurations, optionally with the counter
+    preloaded or under callgrind."""
+
+    def __init__(self, args, workdir, upstream, binaries):
+        self.args, self.workdir, self.upstream, self.binaries = args, workdir, upstream, binaries
+        self.controllers = {}   # config name -> Controller
+        self.serial = 0
+
+    def prepare(self, cfg):
+        """Writes the configuration files (and starts portico's controller)."""
+        cfg.port = self.upstream.port if cfg.kind == "direct" else free_port()
+        cfg.dir = os.path.join(self.workdir, cfg.name)
+        if cfg.kind == "nginx":
+            cfg.conf = write_nginx_conf(cfg.dir, cfg.port, self.upstream.port, cfg.variant,
+                                        cfg.logs)
+        elif cfg.kind == "haproxy":
+            cfg.conf = write_haproxy_conf(cfg.dir, cfg.port, self.upstream.port, cfg.variant,
+                                          cfg.logs)
+        elif cfg.kind == "portico":
+            conf = os.path.join(cfg.dir, "conf")
+            cfg.route_count = write_portico_conf(conf, cfg.port, self.upstream.port, cfg.variant)
+            c = Controller(self.binaries, conf, cfg.dir, name="controller", log_level="warn")
+            self.controllers[cfg.name] = c
+
+    def wait_controllers(self):
+        for name, c in self.controllers.items():
+            c.wait_ready(timeout=600)
+            log("controller of %s ready" % name)
+
+    def start(self, cfg, mode="plain", counter_dir=None):
+        """mode: plain, counted (LD_PRELOAD counter) or callgrind."""
+        self.serial += 1
+        tag = "%s-%s%d" % (cfg.name, mode, self.serial)
+        env = {}
+        prefix = ["taskset", "-c", PROXY_CPU]
+        if mode == "counted":
+            env = {"LD_PRELOAD": self.args.counter_so, "PROXYBENCH_COUNTER_DIR": counter_dir}
+        elif mode == "callgrind":
+            cfg.callgrind_dir = os.path.join(self.workdir, "callgrind-" + cfg.name)
+            os.makedirs(cfg.callgrind_dir, exist_ok=True)
+            prefix += ["valgrind", "--tool=callgrind", "--dump-instr=no", "--collect-jumps=no",
+                       "--callgrind-out-file=%s/callgrind.out.%%p" % cfg.callgrind_dir]
+            if cfg.kind == "haproxy":  # its watchdog would abort it (no_watchdog.c)
+                env = {"LD_PRELOAD": self.args.no_watchdog_so}
+        stdout = None
+        if cfg.kind == "nginx":
+            argv = prefix + ["nginx", "-p", cfg.dir + "/", "-c", cfg.conf, "-e",
+                             os.path.join(cfg.dir, "error.log")]
+            if mode == "callgrind":
+                # vgdb (callgrind_control) cannot reach a forked worker: one process serving,
+                # the same event loop as the worker's.
+                argv += ["-g", "master_process off;"]
+        elif cfg.kind == "haproxy":
+            argv = prefix + ["haproxy", "-db", "-f", cfg.conf]
+            stdout = os.path.join(cfg.dir, "access.log")
+        else:
+            port_file = os.path.join(cfg.dir, tag + ".admin.port")
+            access = os.path.join(cfg.dir, "access.log") if cfg.logs else "off"
+            argv = prefix + [self.binaries.gateway, "--name", tag, "--controller",
+                             self.controllers[cfg.name].sync_address(), "--plugin-dir",
+                             self.binaries.plugin_dir, "--admin-port", "0", "--admin-port-file",
+                             port_file, "--log-level", "warn", "--gateway", "default/web",
+                             "--workers", "1", "--access-log", access]
+        proc = Proc(tag, argv, cfg.dir, env=env, stdout=stdout)
+        cfg.instance = proc
+        deadline = 900 if mode == "callgrind" else 300
+        if cfg.kind == "portico":
+            from portico_procs import Admin
+            port = wait_until(lambda: proc.check_alive() or read_port(port_file), deadline,
+                              "%s admin port" % tag)
+            admin = Admin(port)
+
+            def loaded():
+                proc.check_alive()
+                stats = admin.get("/api/v1/runtime")
+                return stats["entriesByFormat"].get("route_rules.v1", 0) >= cfg.route_count
+            wait_until(loaded, deadline, "%s holding %d routes" % (tag, cfg.route_count),
+                       interval=0.1)
+        wait_until(lambda: proc.check_alive() or http_status(cfg.port, timeout=60)[0] == 200,
+                   deadline, "%s answering 200" % tag, interval=0.1)
+        return proc
+
+    def stop(self, cfg):
+        if cfg.instance is not None:
+            cfg.instance.stop()
+            cfg.instance = None
+
+    def stop_all(self, configs):
+        for cfg in configs:
+            try:
+                self.stop(cfg)
+            except Exception as e:  # noqa: BLE001 - best effort at exit
+                log("stopping %s: %s" % (cfg.name, e))
+        for c in self.controllers.values():
+            c.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# wrk
+
+UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
+
+
+def parse_latency(text):
+    m = re.match(r"([\d.]+)(us|ms|s|m|h)$", text)
+    return float(m.group(1)) * UNITS[m.group(2)]
+
+
+def wrk(port, seconds, connections=50, script=None, env=None, timeout_s=None):
+    argv = ["wrk", "-t1", "-c%d" % connections, "-d%ds" % max(1, round(seconds)), "--latency",
+            "-H", "Host: %s" % HOST]
+    if timeout_s:
+        argv += ["--timeout", "%ds" % timeout_s]
+    if script:
+        argv += ["-s", script]
+    argv.append("http://127.0.0.1:%d%s" % (port, PATH))
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    out = subprocess.run(argv, capture_output=True, text=True, env=full_env,
+                         timeout=float(seconds) + 600).stdout
+    m = re.search(r"(\d+) requests in ([\d.]+)(\w+)", out)
+    if not m:
+        raise RuntimeError("wrk output not understood:\n" + out)
+    result = {"requests": int(m.group(1)), "output": out}
+    result["rps"] = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    for pct in ("50", "99"):
+        lm = re.search(r"^\s+%s%%\s+(\S+)" % pct, out, re.M)
+        result["p" + pct] = parse_latency(lm.group(1)) if lm else float("nan")
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    result["errors"] = (int(non2xx.group(1)) if non2xx else 0) + (
+        sum(int(x) for x in errors.groups()) if errors else 0)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Counters
+
+
+def read_counters(directory):
+    """Sums the counter files of every process (the nginx master and its worker)."""
+    totals = {}
+    for path in glob.glob(os.path.join(directory, "counts.*")):
+        with open(path, "rb") as f:
+            data = f.read()
+        names = data[:4096].split(b"\0")[0].decode().split()
+        values = struct.unpack("%dQ" % len(names), data[4096:4096 + 8 * len(names)])
+        for n, v in zip(names, values):
+            totals[n] = totals.get(n, 0) + v
+    return totals
+
+
+HEAP = ("malloc", "calloc", "realloc", "memalign")
+
+
+class Perf:
+    """`perf stat -e raw_syscalls:sys_enter` attached to pids (None when perf cannot)."""
+
+    @staticmethod
+    def usable():
+        if shutil.which("perf") is None:
+            return False
+        probe = subprocess.run(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter", "true"],
+                               capture_output=True, text=True)
+        return probe.returncode == 0 and "not supported" not in probe.stderr
+
+    def __init__(self, pids, out):
+        self.out = out
+        self.process = subprocess.Popen(
+            ["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter", "-o", out, "-p",
+             ",".join(str(p) for p in pids)], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        time.sleep(0.5)  # perf attaches to every thread; idle syscalls counted meanwhile are few
+
+    def stop(self):
+        self.process.send_signal(signal.SIGINT)
+        self.process.wait(timeout=30)
+        with open(self.out) as f:
+            for line in f:
+                fields = line.strip().split(",")
+                if len(fields) > 2 and "raw_syscalls:sys_enter" in fields[2]:
+                    return int(fields[0])
+        return None
+
+
+def count_config(launcher, cfg, seconds, perf_ok):
+    counter_dir = os.path.join(launcher.workdir, "counts-" + cfg.name)
+    os.makedirs(counter_dir)
+    proc = launcher.start(cfg, "counted", counter_dir)
+    try:
+        wrk(cfg.port, 1)  # warm-up
+        up = launcher.upstream
+        up.quiesce()
+        perf = Perf(proc.pids(), os.path.join(counter_dir, "perf.txt")) if perf_ok else None
+        before, mark = read_counters(counter_dir), up.mark()
+        wrk(cfg.port, seconds)
+        up.quiesce()
+        after, served = read_counters(counter_dir), up.served_since(mark)
+        perf_total = perf.stop() if perf else None
+        delta = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+        syscalls = sum(v for k, v in delta.items() if k not in HEAP and k != "free")
+        cfg.counts = {
+            "requests": served,
+            "syscalls": syscalls / served,
+            "mix": {k: v / served for k, v in sorted(delta.items(), key=lambda kv: -kv[1])
+                    if v and k not in HEAP and k != "free"},
+            "allocs": sum(delta.get(k, 0) for k in HEAP) / served,
+            "frees": delta.get("free", 0) / served,
+            "perf": perf_total / served if perf_total is not None else None,
+        }
+    finally:
+        launcher.stop(cfg)
+
+
+def callgrind_totals(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("totals:") or line.startswith("summary:"):
+                return int(line.split()[1])
+    raise RuntimeError("no totals in " + path)
+
+
+def wrk_requests(port, upstream, requests, cap_s):
+    """wrk (its thread stopping after `requests` responses, stop_after.lua) ended with SIGINT
+    once the upstream has served them and gone quiet, or after cap_s seconds. wrk's main thread
+    otherwise sleeps for the whole -d duration even when its thread stopped."""
+    env = dict(os.environ, PROXYBENCH_STOP_AFTER=str(requests))
+    argv = ["wrk", "-t1", "-c50", "-d%ds" % cap_s, "--timeout", "120s", "-H", "Host: %s" % HOST,
+            "-s", os.path.join(HERE, "stop_after.lua"), "http://127.0.0.1:%d%s" % (port, PATH)]
+    mark = upstream.mark()
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=env)
+    try:
+        deadline = time.monotonic() + cap_s + 30
+        while process.poll() is None and time.monotonic() < deadline:
+            if upstream.served_since(mark) >= requests:
+                break
+            time.sleep(0.1)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    # Under callgrind a request can take a second: "quiet" means 3 s without one served.
+    upstream.quiesce(timeout=600, still=3)
+
+
+def callgrind_config(launcher, cfg, requests, cap_s):
+    proc = launcher.start(cfg, "callgrind")
+    try:
+        up = launcher.upstream
+        wrk_requests(cfg.port, up, max(50, requests // 10), min(cap_s, 20))  # warm-up
+        pids = proc.pids()
+        for pid in pids:
+            subprocess.run(["callgrind_control", "-z", str(pid)], capture_output=True,
+                           check=True, timeout=120)
+        mark = up.mark()
+        wrk_requests(cfg.port, up, requests, cap_s)
+        served = up.served_since(mark)
+        existing = set(glob.glob(os.path.join(cfg.callgrind_dir, "callgrind.out.*")))
+        for pid in pids:
+            subprocess.run(["callgrind_control", "-d", str(pid)], capture_output=True,
+                           check=True, timeout=120)
+        dumps = [p for p in glob.glob(os.path.join(cfg.callgrind_dir, "callgrind.out.*"))
+                 if p not in existing]
+        if len(dumps) != len(pids):
+            raise RuntimeError("callgrind_control -d wrote %d dumps for %d processes of %s" % (
+                len(dumps), len(pids), cfg.name))
+        cfg.ir = sum(callgrind_totals(p) for p in dumps) / served
+        cfg.ir_requests = served
+    finally:
+        launcher.stop(cfg)
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+
+
+def med(values):
+    values = [v for v in values if v == v]
+    return statistics.median(values) if values else float("nan")
+
+
+def fmt(v, spec="%.1f", none="-"):
+    return none if v is None or v != v else spec % v
+
+
+def verdict(ok):
+    return "PASS" if ok else "MISS"
+
+
+def report(args, configs, by_name, binaries, started, perf_ok, command):
+    out = []
+    p = out.append
+    p("Proxy benchmark (issue 5), %s" % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)))
+    p("command: %s" % command)
+    p("build: %s; kernel %s; %s" % (args.build, platform.release(), cpu_model()))
+    p("layout: proxy alone on CPU 0 (1 worker/thread); wrk -t1 -c50 + upstream nginx `return "
+      "200` + controllers on CPU 1; %d interleaved repeats of %gs per configuration (medians); "
+      "request GET %s Host: %s" % (args.repeats, args.duration, PATH, HOST))
+    p("CPU busy over 1 s before the timed runs (all proxies started, idle): %s" % getattr(
+        args, "idle_note", "?"))
+    p("access logs on (nginx buffer=32k flush=100ms, haproxy log stdout->file, portico "
+      "--access-log FILE) unless the name ends in -nolog")
+    p("")
+    head = ("%-26s %9s %15s %8s %8s %7s %8s %8s %7s %10s %7s %8s" %
+            ("configuration", "RPS", "(min-max)", "p50 ms", "p99 ms", "CPU us", "sys/req",
+             "perf/req", "alloc", "Ir/req", "Ir/ngx", "RSS MB"))
+    p(head)
+    p("-" * len(head))
+    for cfg in configs:
+        rps = [r["rps"] for r in cfg.runs]
+        cpu = [r["cpu_us"] for r in cfg.runs if r.get("cpu_us") is not None]
+        cfg.m_rps, cfg.m_p50 = med(rps), med([r["p50"] for r in cfg.runs])
+        cfg.m_p99, cfg.m_cpu = med([r["p99"] for r in cfg.runs]), med(cpu) if cpu else None
+    for cfg in configs:
+        rps = [r["rps"] for r in cfg.runs]
+        ngx = by_name.get(cfg.name.replace(cfg.kind, "nginx", 1)) if cfg.kind != "direct" else None
+        ir_ratio = cfg.ir / ngx.ir if cfg.ir and ngx is not None and ngx.ir else None
+        c = cfg.counts or {}
+        errors = sum(r["errors"] for r in cfg.runs)
+        p("%-26s %9.0f %15s %8s %8s %7s %8s %8s %7s %10s %7s %8s%s" % (
+            cfg.name, cfg.m_rps, "(%.0f-%.0f)" % (min(rps), max(rps)), fmt(cfg.m_p50, "%.3f"),
+            fmt(cfg.m_p99, "%.3f"), fmt(cfg.m_cpu), fmt(c.get("syscalls"), "%.2f"),
+            fmt(c.get("perf"), "%.2f"), fmt(c.get("allocs"), "%.2f"), fmt(cfg.ir, "%.0f"),
+            fmt(ir_ratio, "%.2f" if ir_ratio and ir_ratio >= 0.1 else "%.4f"), fmt(cfg.rss / 1e6 if cfg.rss else None, "%.1f"),
+            "  ERRORS %d" % errors if errors else ""))
+    p("")
+    p("columns: RPS median (min-max over repeats); p50/p99 medians of wrk --latency; CPU us = "
+      "proxy CPU time (utime+stime, all threads/processes) per request; sys/req = LD_PRELOAD-"
+      "counted libc syscall wrappers per request; perf/req = every syscall (perf stat "
+      "raw_syscalls:sys_enter, incl. futex and libc-internal) per request; alloc = malloc+"
+      "calloc+realloc+memalign per request; Ir/req = callgrind instructions per request "
+      "(Ir/ngx: / nginx's of the same routes); RSS after the timed runs.")
+    p("")
+    p("syscall mix per request (LD_PRELOAD counter):")
+    for cfg in configs:
+        if cfg.counts:
+            p("  %-26s %s" % (cfg.name, ", ".join("%s %.2f" % kv for kv in
+                                                 list(cfg.counts["mix"].items())[:8])))
+    if not perf_ok:
+        p("  (perf raw_syscalls tracepoint not usable here: no cross-check)")
+    windows = ["%s %d" % (c.name, c.ir_requests) for c in configs if c.ir]
+    if windows:
+        p("callgrind windows (requests): " + ", ".join(windows))
+    p("")
+
+    # Targets.
+    p("targets (issue 5), ratios of this run's medians:")
+
+    def get(*names):
+        found = [by_name.get(n) for n in names]
+        return found if all(f is not None and f.runs for f in found) else None
+
+    for suffix in ("1route", "10k-prefix", "10k-regex"):
+        found = get("portico-" + suffix, "nginx-" + suffix, "haproxy-" + suffix)
+        if found:
+            pc, nx, hx = found
+            best = max(nx.m_rps, hx.m_rps)
+            r = pc.m_rps / best
+            p("  %-11s portico / max(nginx, haproxy) RPS = %.0f / %.0f = %.2f  (>= %.1f) %s" % (
+                suffix, pc.m_rps, best, r, TARGETS["vs_best_other"],
+                verdict(r >= TARGETS["vs_best_other"])))
+    found = get("portico-1route", "direct")
+    if found:
+        pc1, direct = found
+        r = pc1.m_rps / direct.m_rps
+        p("  1route      portico / direct (the limit) RPS = %.0f / %.0f = %.2f  (>= %.2f) %s" % (
+            pc1.m_rps, direct.m_rps, r, TARGETS["vs_limit"], verdict(r >= TARGETS["vs_limit"])))
+        r = pc1.m_p99 / direct.m_p99
+        p("  1route      portico p99 / direct p99 = %.3f / %.3f ms = %.2f  (<= %.1f) %s" % (
+            pc1.m_p99, direct.m_p99, r, TARGETS["p99_vs_direct"],
+            verdict(r <= TARGETS["p99_vs_direct"])))
+    for kind in ("portico", "nginx", "haproxy"):
+        for variant, key in (("prefix", "prefix_vs_1"), ("regex", "regex_vs_1")):
+            found = get("%s-10k-%s" % (kind, variant), kind + "-1route")
+            if not found:
+                continue
+            v, one = found
+            r = v.m_rps / one.m_rps
+            target = (" (>= %.2f) %s" % (TARGETS[key], verdict(r >= TARGETS[key]))
+                      if kind == "portico" else "")
+            p("  %-11s %s 10k-%s / 1route RPS = %.0f / %.0f = %.3f%s" % (
+                "10k-" + variant, kind, variant, v.m_rps, one.m_rps, r, target))
+    for suffix in ("1route", "10k-prefix", "10k-regex"):
+        found = get("portico-" + suffix, "nginx-" + suffix)
+        if found and found[0].counts and found[1].counts:
+            pc, nx = found
+            p("  %-11s portico / nginx syscalls per request = %.2f / %.2f  (<=) %s" % (
+                suffix, pc.counts["syscalls"], nx.counts["syscalls"],
+                verdict(pc.counts["syscalls"] <= nx.counts["syscalls"])))
+            if pc.counts["perf"] is not None and nx.counts["perf"] is not None:
+                p("  %-11s   (perf, every syscall: %.2f / %.2f)" % (
+                    "", pc.counts["perf"], nx.counts["perf"]))
+    for variant, key in (("prefix", "prefix_bytes"), ("regex", "regex_bytes")):
+        for kind in ("portico", "nginx", "haproxy"):
+            found = get("%s-10k-%s" % (kind, variant), kind + "-1route")
+            if not found or not found[0].rss or not found[1].rss:
+                continue
+            v, one = found
+            per = (v.rss - one.rss) / (ROUTES - 1)
+            target = (" (<= %d) %s" % (TARGETS[key], verdict(per <= TARGETS[key]))
+                      if kind == "portico" else "")
+            p("  %-11s %s RSS per route = (%.1f MB - %.1f MB) / %d = %.0f B%s" % (
+                "mem-" + variant, kind, v.rss / 1e6, one.rss / 1e6, ROUTES - 1, per, target))
+    if args.quick:
+        p("  (--quick: %d repeats of %gs, no callgrind: indicative only)" % (
+            args.repeats, args.duration))
+    return "\n".join(out)
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip() + " x%d" % os.cpu_count()
+    except OSError:
+        pass
+    return "%d CPUs" % os.cpu_count()
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main():
+    parser = argparse.ArgumentParser(description="the proxy benchmark of issue 5")
+    parser.add_argument("--build", default="build/release")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--duration", type=float, default=None, help="seconds per timed run")
+    parser.add_argument("--warmup", type=float, default=2, help="seconds of warm-up per config")
+    parser.add_argument("--count-duration", type=float, default=None,
+                        help="seconds of the counted run (LD_PRELOAD counter, perf)")
+    parser.add_argument("--callgrind-requests", type=int, default=2000)
+    parser.add_argument("--callgrind-cap", type=int, default=60,
+                        help="seconds at most per callgrind window")
+    parser.add_argument("--quick", action="store_true",
+                        help="2 repeats of 2 s, short counted runs, no callgrind")
+    parser.add_argument("--no-callgrind", action="store_true")
+    parser.add_argument("--no-logs-off", action="store_true",
+                        help="skip the second set (1 route, access logs off)")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated configuration names to run (debugging)")
+    parser.add_argument("--command", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.repeats is None:
+        args.repeats = 2 if args.quick else 5
+    if args.duration is None:
+        args.duration = 2 if args.quick else 10
+    if args.count_duration is None:
+        args.count_duration = 1 if args.quick else 5
+    if args.quick:
+        args.no_callgrind = True
+        args.warmup = min(args.warmup, 1)
+    if args.repeats < 1:
+        parser.error("--repeats must be >= 1")
+
+    build = os.path.abspath(os.path.join(REPO, args.build) if not os.path.isabs(args.build)
+                            else args.build)
+    binaries = Binaries(os.path.join(build, "controller", "portico-controller"),
+                        os.path.join(build, "gateway", "portico-gateway"),
+                        os.path.join(build, "controller", "ctl", "portico-ctl"),
+                        os.path.join(build, "plugins-out"))
+    for path in (binaries.controller, binaries.gateway):
+        if not os.access(path, os.X_OK):
+            sys.exit("no %s: build it first (cmake --build %s)" % (path, args.build))
+    if os.cpu_count() < 2:
+        sys.exit("needs 2 CPUs (proxy on CPU 0, client and upstream on CPU 1)")
+
+    started = time.time()
+    workdir = tempfile.mkdtemp(prefix="portico-bench-proxy-")
+    args.counter_so = os.path.join(workdir, "counter.so")
+    args.no_watchdog_so = os.path.join(workdir, "no_watchdog.so")
+    for source, out in (("counter.c", args.counter_so), ("no_watchdog.c", args.no_watchdog_so)):
+        subprocess.run(["cc", "-O2", "-shared", "-fPIC", os.path.join(HERE, source), "-o", out,
+                        "-ldl"], check=True)
+
+    # This driver and everything it starts without taskset (wrk, upstream, controllers): CPU 1.
+    os.sched_setaffinity(0, {CLIENT_CPU})
+
+    configs = [Config("direct", "1")]
+    for variant in ("1", "prefix", "regex"):
+        for kind in ("nginx", "haproxy", "portico"):
+            configs.append(Config(kind, variant))
+    if not args.no_logs_off:
+        for kind in ("nginx", "haproxy", "portico"):
+            configs.append(Config(kind, "1", logs=False))
+    if args.only:
+        wanted = set(args.only.split(",")) | {"direct"}
+        unknown = wanted - {c.name for c in configs}
+        if unknown:
+            parser.error("unknown configurations: %s" % ", ".join(sorted(unknown)))
+        configs = [c for c in configs if c.name in wanted]
+    by_name = {c.name: c for c in configs}
+    proxies = [c for c in configs if c.kind != "direct"]
+
+    def on_term(sig, frame):
+        raise KeyboardInterrupt("signal %d" % sig)
+    signal.signal(signal.SIGTERM, on_term)
+
+    upstream = None
+    launcher = None
+    perf_ok = Perf.usable()
+    try:
+        upstream = Upstream(workdir)
+        launcher = Launcher(args, workdir, upstream, binaries)
+        log("writing configurations; starting %d controllers" % sum(
+            1 for c in proxies if c.kind == "portico"))
+        for cfg in configs:
+            launcher.prepare(cfg)
+        launcher.wait_controllers()
+        for cfg in proxies:
+            launcher.start(cfg)
+            log("%s up on port %d" % (cfg.name, cfg.port))
+
+        shares = wait_idle()
+        args.idle_note = ", ".join("cpu%d %.1f%%" % (c, 100 * v) for c, v in sorted(shares.items()))
+        log("CPU busy before the timed runs: %s" % ", ".join(
+            "cpu%d %.0f%%" % (c, 100 * v) for c, v in sorted(shares.items())))
+        # 1. Timed, interleaved.
+        for cfg in configs:
+            wrk(cfg.port, args.warmup)
+        for r in range(args.repeats):
+            order = configs[r % len(configs):] + configs[:r % len(configs)]
+            for cfg in order:
+                pids = cfg.instance.pids() if cfg.instance else []
+                cpu0 = cpu_seconds(pids)
+                res = wrk(cfg.port, args.duration)
+                cpu1 = cpu_seconds(pids)
+                res["cpu_us"] = ((cpu1 - cpu0) * 1e6 / res["requests"]
+                                 if pids and res["requests"] else None)
+                del res["output"]
+                cfg.runs.append(res)
+            log("repeat %d/%d: %s" % (r + 1, args.repeats, ", ".join(
+                "%s %.0f" % (c.name, c.runs[-1]["rps"]) for c in configs)))
+        for cfg in proxies:
+            cfg.rss = rss_bytes(cfg.instance.pids())
+            launcher.stop(cfg)
+
+        # 2. Counted.
+        for cfg in proxies:
+            count_config(launcher, cfg, args.count_duration, perf_ok)
+            log("counted %s: %.2f syscalls, %.2f allocs per request" % (
+                cfg.name, cfg.counts["syscalls"], cfg.counts["allocs"]))
+
+        # 3. Callgrind.
+        if not args.no_callgrind:
+            for cfg in proxies:
+                if not cfg.logs:
+                    continue
+                callgrind_config(launcher, cfg, args.callgrind_requests, args.callgrind_cap)
+                log("callgrind %s: %.0f Ir per request over %d requests" % (
+                    cfg.name, cfg.ir, cfg.ir_requests))
+
+        print(report(args, configs, by_name, binaries, started, perf_ok,
+                     (args.command or " ".join(sys.argv)).strip()))
+        sys.stdout.flush()
+        return 0
+    finally:
+        if launcher:
+            launcher.stop_all(proxies)
+        if upstream:
+            upstream.proc.stop()
+        if args.keep:
+            log("kept %s" % workdir)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
