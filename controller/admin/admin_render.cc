@@ -69,15 +69,6 @@ void AppendObject(std::string* out, const ObjectView& view) {
 
 }  // namespace
 
-std::string FormatRfc3339(int64_t unix_ms) {
-  std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
 std::string QualifiedPlural(const core::KindInfo& kind) {
   return kind.id.group.empty() ? kind.plural : kind.plural + "." + kind.id.group;
 }

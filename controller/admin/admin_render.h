@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "controller/admin/admin_backend.h"
+#include "core/common/time_format.h"
 #include "core/plugin/kind_registry.h"
 
 namespace portico::controller::admin {
@@ -51,8 +52,8 @@ std::string RenderGatewaySynced(std::string_view name,
 // "namespace", "name"}}.
 std::string RenderDeleted(const core::KindInfo& kind, const sdk::ObjectRef& ref);
 
-// FormatRfc3339 renders Unix milliseconds as "2024-05-01T12:00:00Z" (UTC, whole seconds).
-std::string FormatRfc3339(int64_t unix_ms);
+// FormatRfc3339 renders Unix milliseconds as "2024-05-01T12:00:00Z" (core/common/time_format.h).
+using core::FormatRfc3339;
 
 // QualifiedPlural names a kind the way kubectl's messages do:
 // "httproutes.gateway.networking.k8s.io", "secrets" for the core group.

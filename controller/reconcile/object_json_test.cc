@@ -5,7 +5,7 @@
 #include "portico/sdk/secret_data.h"
 
 #include "controller/reconcile/object_render.h"
-#include "controller/reconcile/time_format.h"
+#include "core/common/time_format.h"
 
 namespace portico::controller {
 namespace {
@@ -73,9 +73,9 @@ TEST(ObjectJsonTest, Base64AndTime) {
   EXPECT_EQ(sdk::Base64Encode("fo"), "Zm8=");
   EXPECT_EQ(sdk::Base64Encode("foo"), "Zm9v");
   EXPECT_EQ(sdk::Base64Encode("foobar"), "Zm9vYmFy");
-  EXPECT_EQ(FormatRfc3339(1796040000000), "2026-11-30T12:00:00Z");
-  EXPECT_EQ(FormatRfc3339(1796040000999), "2026-11-30T12:00:00Z");
-  EXPECT_EQ(FormatRfc3339(0), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(core::FormatRfc3339(1796040000000), "2026-11-30T12:00:00Z");
+  EXPECT_EQ(core::FormatRfc3339(1796040000999), "2026-11-30T12:00:00Z");
+  EXPECT_EQ(core::FormatRfc3339(0), "1970-01-01T00:00:00Z");
 }
 
 TEST(ObjectRenderTest, RawRenderingOfASecretIsRedacted) {

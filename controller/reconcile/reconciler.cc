@@ -17,8 +17,8 @@
 #include "controller/reconcile/object_json.h"
 #include "controller/reconcile/object_render.h"
 #include "controller/reconcile/object_table.h"
-#include "controller/reconcile/time_format.h"
 #include "core/common/sha256.h"
+#include "core/common/time_format.h"
 #include "core/workqueue/workqueue.h"
 
 namespace portico::controller {
@@ -75,7 +75,7 @@ struct Reconciler::Impl final : public HostServices {
   }
   int64_t NowUnixMs() const override { return wall_ms(); }
 
-  std::string Now() const { return FormatRfc3339(wall_ms()); }
+  std::string Now() const { return core::FormatRfc3339(wall_ms()); }
 
   // ---- queueing
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "controller/ctl/plugin_json.h"
+#include "core/common/time_format.h"
 #include "core/plugin/kind_id.h"
 
 namespace portico::gateway {
@@ -55,15 +56,7 @@ std::string Done(const rapidjson::StringBuffer& buffer) {
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-// FormatRfc3339 renders a UTC time as "2024-01-02T03:04:05Z".
-std::string FormatRfc3339(int64_t unix_ms) {
-  std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
+using core::FormatRfc3339;
 
 // KindLabel renders "Kind.group" ("Kind" for the core group), like RuntimeStats.synced_by_kind.
 std::string KindLabel(const core::StoreKey& key) {

@@ -1,8 +1,8 @@
-#include "controller/reconcile/time_format.h"
+#include "core/common/time_format.h"
 
 #include <ctime>
 
-namespace portico::controller {
+namespace portico::core {
 
 std::string FormatRfc3339(int64_t unix_ms) {
   int64_t seconds = unix_ms / 1000;
@@ -15,4 +15,4 @@ std::string FormatRfc3339(int64_t unix_ms) {
   return std::string(buffer, n);
 }
 
-}  // namespace portico::controller
+}  // namespace portico::core
