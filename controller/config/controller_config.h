@@ -34,8 +34,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/sync/sync_security.h"
 #include "core/common/toml_reader.h"
+#include "core/sync/sync_security.h"
 #include "portico/sdk/status.h"
 
 namespace portico::controller {

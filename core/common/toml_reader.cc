@@ -58,8 +58,8 @@ Status TomlReader::Int(std::string_view key, int64_t min, int64_t max, int64_t* 
   int64_t value = node->as_integer()->get();
   if (value < min || value > max) {
     return InvalidArgumentError(Where(file_, *node) + ": " + prefix_ + std::string(key) + ": " +
-                                std::to_string(value) + " is out of range [" +
-                                std::to_string(min) + ", " + std::to_string(max) + "]");
+                                std::to_string(value) + " is out of range [" + std::to_string(min) +
+                                ", " + std::to_string(max) + "]");
   }
   *out = value;
   return OkStatus();
