@@ -201,9 +201,11 @@ class EchoServers:
                 out += extra
                 if not keep_alive:
                     out.append(("Connection", "close"))
+                # Counted before the answer is written, so a client that has read the answer
+                # always sees it counted.
+                pod.requests += 1
                 writer.write(_response(status, reason, out, body, method == "HEAD"))
                 await writer.drain()
-                pod.requests += 1
                 if not keep_alive:
                     return
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
