@@ -20,10 +20,23 @@ bash scripts/setup.sh
 start=$(date +%s)
 
 summary=()
+digest=()  # the tail of each failed test's output, printed again at the very end
 passed=0
 failed=0
-run_ctest() {  # run_ctest <label> <ctest args...>
-  local label=$1; shift
+# failed_output <build dir>: for each test in the last run's failed list, its name and the last 40
+# lines of its output (CI keeps only the end of the log, so failures must be repeated there).
+failed_output() {
+  local tmp=$1/Testing/Temporary name
+  [ -f "$tmp/LastTestsFailed.log" ] || return 0
+  while IFS=: read -r _ name; do
+    echo "---- FAILED: $name (last 40 lines of its output)"
+    awk -v n="$name" '$0 ~ "^[0-9]+/[0-9]+ Test: " n "$" {on=1; next}
+      on && /^<end of output>$/ {exit} on' "$tmp/LastTest.log" | tail -n 40
+  done <"$tmp/LastTestsFailed.log"
+}
+run_ctest() {  # run_ctest <label> <build dir> <ctest args...>
+  local label=$1 dir=$2; shift 2
+  rm -f "$dir/Testing/Temporary/LastTestsFailed.log"
   local log; log=$(mktemp)
   local rc=0
   ctest "$@" 2>&1 | tee "$log" || rc=$?
@@ -34,6 +47,7 @@ run_ctest() {  # run_ctest <label> <ctest args...>
     total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
     passed=$((passed + total - f)); failed=$((failed + f))
     summary+=("$label: $((total - f)) passed, $f failed")
+    [ "$f" -eq 0 ] || digest+=("$(failed_output "$dir")")
   else
     failed=$((failed + 1)); summary+=("$label: ctest did not report (rc=$rc)")
   fi
@@ -53,7 +67,7 @@ phase "dev build"
 cmake --preset dev >/dev/null
 cmake --build --preset dev -j"$JOBS"
 phase "dev tests"
-run_ctest dev --preset dev -j"$JOBS"
+run_ctest dev build/dev --preset dev -j"$JOBS"
 
 if [ "${PORTICO_SKIP_ASAN:-0}" != 1 ]; then
   phase "asan build"
@@ -61,7 +75,7 @@ if [ "${PORTICO_SKIP_ASAN:-0}" != 1 ]; then
   cmake --build --preset asan -j"$JOBS"
   phase "asan unit tests"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_ctest asan --preset asan -j"$JOBS"
+    run_ctest asan build/asan --preset asan -j"$JOBS"
 fi
 
 phase "sdk install"
@@ -73,6 +87,7 @@ fi
 
 phase ""
 echo
+for d in "${digest[@]}"; do echo "$d"; done
 for s in "${summary[@]}"; do echo "  $s"; done
 echo "  time: total $(( $(date +%s) - start )) s"
 echo "$passed passed, $failed failed"

@@ -359,6 +359,7 @@ TEST_F(SyncServerTest, NeverResendsANackedHash) {
 }
 
 TEST_F(SyncServerTest, ScopeRules) {
+  options_tweak_ = [](SyncServerOptions& o) { o.settle_timeout = std::chrono::minutes(1); };
   StartServer();
   Put(*store_, links_, GatewayKey("a"), Body("a"), {ClassKey("other")}, {SecretKey("cert-a")});
   Put(*store_, links_, GatewayKey("b"), Body("b"), {}, {SecretKey("cert-b")});
@@ -397,9 +398,13 @@ TEST_F(SyncServerTest, ScopeRules) {
   }));
 
   // Links move r2 in (with a store change) and r1 out (links only): upsert and delete. The
-  // Gateway b's certificate follows b once b is attached to the class.
+  // Gateway b's certificate follows b once b is attached to the class. Unsettled meanwhile, as
+  // the reconciler is while it processes: no batch is cut between the steps of one change.
+  host_.SetSettled(false);
   links_.Set(RouteKey("r1"), {GatewayKey("b")}, {});
   Put(*store_, links_, RouteKey("r2"), Body("r2 moved"), {GatewayKey("a")});
+  host_.SetSettled(true);
+  server_->Poke();
   TestGateway::Round moved = gw->ReadRound();
   ASSERT_EQ(moved.events.size(), 2u);
   EXPECT_EQ(moved.events.at(RouteKey("r1").ToString()).op(), pb::Event::OP_DELETE);

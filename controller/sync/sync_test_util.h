@@ -87,12 +87,17 @@ class FakeSink : public SyncFeedbackSink {
 class FakeHost : public SyncHost {
  public:
   bool Ready() const override { return ready_.load(); }
+  bool Settled() const override { return settled_.load(); }
   std::string ServerId() const override;
   void SetReady(bool ready) { ready_ = ready; }
+  // SetSettled(false) holds batches back while a test makes a change in several steps (as the
+  // reconciler is unsettled while it processes); SetSettled(true) then SyncServer::Poke().
+  void SetSettled(bool settled) { settled_ = settled; }
   void SetServerId(std::string id);
 
  private:
   std::atomic<bool> ready_{true};
+  std::atomic<bool> settled_{true};
   mutable std::mutex mu_;
   std::string server_id_ = "server-a";
 };
