@@ -96,10 +96,19 @@ struct Reconciler::Impl final : public HostServices {
 
   // ---- the worker
 
+  // IdleNow: nothing queued, nothing in flight and no OnChanges under way. OnChanges queues a
+  // file's objects one by one, and a worker may drain the queue between two of them: without
+  // the epoch check a change spanning kinds could be synced half done (a route without its new
+  // Service). `ingest_epoch` is odd while OnChanges runs; reading it around the counters makes
+  // an OnChanges that began and ended between the two reads count as activity.
   bool IdleNow() {
+    uint64_t before = ingest_epoch.load(std::memory_order_acquire);
+    if (before % 2 != 0) return false;
     core::WorkQueueCounters c = queue.Counters();
-    return c.depth == 0 && c.in_flight == 0;
+    return c.depth == 0 && c.in_flight == 0 &&
+           ingest_epoch.load(std::memory_order_acquire) == before;
   }
+  std::atomic<uint64_t> ingest_epoch{0};  // +1 when OnChanges starts, +1 when it ends
 
   void WorkerLoop() {
     while (std::optional<std::string> key = queue.Get()) {
@@ -376,6 +385,14 @@ void Reconciler::Stop() {
 
 void Reconciler::OnChanges(std::vector<ConfigChange> changes, bool initial) {
   Impl& im = *impl_;
+  im.ingest_epoch.fetch_add(1, std::memory_order_acq_rel);
+  struct EndIngest {  // at every return: even epoch, then the idle poke a worker may have missed
+    Impl& im;
+    ~EndIngest() {
+      im.ingest_epoch.fetch_add(1, std::memory_order_acq_rel);
+      if (im.options.on_idle && im.IdleNow()) im.options.on_idle();
+    }
+  } end_ingest{im};
   const std::string now = im.Now();
   std::map<core::KindId, std::vector<std::string>> by_kind;  // initial batch
   for (ConfigChange& change : changes) {
