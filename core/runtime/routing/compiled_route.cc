@@ -1,8 +1,6 @@
 // compiled_route.cc: see compiled_route.h.
 #include "core/runtime/routing/compiled_route.h"
 
-#include <re2/re2.h>
-
 #include <algorithm>
 #include <mutex>
 #include <optional>
@@ -88,19 +86,6 @@ StatusOr<const Value*> Array(const Value& obj, const char* key, const std::strin
 
 std::string At(const std::string& field, rapidjson::SizeType i) {
   return field + "[" + std::to_string(i) + "]";
-}
-
-StatusOr<std::unique_ptr<const re2::RE2>> CompileRegex(const std::string& pattern,
-                                                       const std::string& field) {
-  RE2::Options options;
-  options.set_log_errors(false);
-  options.set_never_capture(true);  // matching only: smaller programs
-  auto re = std::make_unique<const re2::RE2>(pattern, options);
-  if (!re->ok()) {
-    return FieldError(field,
-                      "regular expression \"" + pattern + "\" does not compile: " + re->error());
-  }
-  return std::unique_ptr<const re2::RE2>(std::move(re));
 }
 
 PathModifierType ModifierType(std::string_view type) {
@@ -255,7 +240,8 @@ StatusOr<std::vector<ValueMatch>> ParseValueMatches(const Value& match, const ch
     PORTICO_ASSIGN_OR_RETURN(std::string type, String(item, "type", sub, "Exact"));
     PORTICO_ASSIGN_OR_RETURN(m.value, RequiredString(item, "value", sub));
     if (type == "Regex") {
-      PORTICO_ASSIGN_OR_RETURN(m.regex, CompileRegex(m.value, sub + ".value"));
+      PORTICO_RETURN_IF_ERROR(LazyRegex::Check(m.value, sub + ".value"));
+      m.is_regex = true;
     } else if (type != "Exact") {
       return FieldError(sub + ".type", "\"" + type + "\" is not supported");
     }
@@ -279,8 +265,7 @@ Status ParseMatch(const Value& m, const std::string& field, CompiledRule* rule) 
     rule->path_type = PathMatchType::kPrefix;
   } else if (type == "Regex") {
     rule->path_type = PathMatchType::kRegex;
-    PORTICO_ASSIGN_OR_RETURN(rule->path_regex,
-                             CompileRegex(rule->path_value, field + ".path.value"));
+    PORTICO_RETURN_IF_ERROR(LazyRegex::Check(rule->path_value, field + ".path.value"));
   } else {
     return FieldError(field + ".path.type", "\"" + type + "\" is not supported");
   }
@@ -305,12 +290,6 @@ const std::string* Intern(std::string s) {
   static auto* strings = new std::set<std::string>();  // never freed, like the libraries
   std::lock_guard<std::mutex> lock(mu);
   return &*strings->insert(std::move(s)).first;
-}
-
-// FullMatch runs `re` anchored at both ends.
-bool FullMatch(std::string_view text, const re2::RE2& re) {
-  return re.Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::ANCHOR_BOTH,
-                  nullptr, 0);
 }
 
 int HexValue(char c) {
@@ -359,7 +338,7 @@ bool QueryParamMatches(std::string_view query, const ValueMatch& m) {
     char value_buf[kBuf];
     std::optional<std::string_view> value = Decode(raw_value, value_buf, kBuf);
     if (!value) value = raw_value;  // too long to decode here: compared as sent
-    return m.regex != nullptr ? FullMatch(*value, *m.regex) : *value == m.value;
+    return m.is_regex ? m.regex.Matches(*value, m.value) : *value == m.value;
   }
   return false;
 }
@@ -370,12 +349,15 @@ bool RuleMatches(const CompiledRule& rule, const RequestView& request) {
     if (request.headers == nullptr) return false;
     std::optional<std::string_view> value = request.headers->Get(h.name);
     if (!value) return false;
-    if (h.regex != nullptr ? !FullMatch(*value, *h.regex) : *value != h.value) return false;
+    if (h.is_regex ? !h.regex.Matches(*value, h.value) : *value != h.value) return false;
   }
   for (const ValueMatch& q : rule.query) {
     if (!QueryParamMatches(request.query, q)) return false;
   }
-  if (rule.path_regex != nullptr && !FullMatch(request.path, *rule.path_regex)) return false;
+  if (rule.path_type == PathMatchType::kRegex &&
+      !rule.path_regex.Matches(request.path, rule.path_value)) {
+    return false;
+  }
   return true;
 }
 

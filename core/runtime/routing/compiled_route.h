@@ -1,4 +1,4 @@
-// compiled_route.h: one route_rules.v1 entry parsed and compiled once (regexes built, actions
+// compiled_route.h: one route_rules.v1 entry parsed and compiled once (regexes checked, actions
 // parsed into RouteAction), and the per-request checks of a rule's match (method, headers, query
 // parameters, path regex). Internal to the route table (route_table.h).
 //
@@ -14,12 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/runtime/routing/lazy_regex.h"
 #include "core/runtime/routing/route_types.h"
 #include "portico/sdk/status.h"
-
-namespace re2 {
-class RE2;
-}
 
 namespace portico::core::routing::internal {
 
@@ -29,7 +26,8 @@ enum class PathMatchType : uint8_t { kExact, kPrefix, kRegex };
 struct ValueMatch {
   std::string name;  // headers: lower case; query parameters: as written (case-sensitive)
   std::string value;
-  std::unique_ptr<const re2::RE2> regex;  // set for type "Regex" (full match)
+  bool is_regex = false;  // type "Regex": `value` is an RE2 pattern (full match)
+  LazyRegex regex;        // is_regex: built from `value` on first use
   ValueMatch();
   ValueMatch(ValueMatch&&) noexcept;
   ValueMatch& operator=(ValueMatch&&) noexcept;
@@ -39,8 +37,8 @@ struct ValueMatch {
 // CompiledRule is one (rule, match) entry.
 struct CompiledRule {
   PathMatchType path_type = PathMatchType::kPrefix;
-  std::string path_value;                      // as written
-  std::unique_ptr<const re2::RE2> path_regex;  // kRegex
+  std::string path_value;  // as written
+  LazyRegex path_regex;    // kRegex: built from path_value on first use
   std::string method;                          // "" = any
   std::vector<ValueMatch> headers;
   std::vector<ValueMatch> query;
