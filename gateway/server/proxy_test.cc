@@ -1,9 +1,11 @@
 // The data plane end to end: a DataPlane with two workers, snapshots built by hand in the
 // contribution formats (prepared and committed as GatewayRuntime does), real client sockets and
 // real in-test upstreams on 127.0.0.1.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -42,7 +44,6 @@ class ProxyTest : public ::testing::Test {
     DataPlaneOptions options;
     options.workers = 2;
     options.default_address = "127.0.0.1";
-    settings.connect_timeout_ms = 1000;
     options.settings = settings;
     auto sink = AccessLogSink::Open(log_path_.string());
     ASSERT_TRUE(sink.ok()) << sink.status().ToString();
@@ -190,6 +191,70 @@ TEST_F(ProxyTest, RefusedConnectIs503) {
   TestClient client(port_.port());
   Response r = client.Get("/x");
   EXPECT_EQ(r.status, 503);
+}
+
+// FullBacklog is a listener on 127.0.0.1 that never accepts, with its accept queue filled: the
+// kernel drops every further SYN, so a connect to it stays pending (a loopback stand-in for an
+// unreachable host).
+class FullBacklog {
+ public:
+  FullBacklog() {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+        listen(listen_fd_, 0) != 0 ||
+        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+    // Connect until one stays pending for 300 ms: the queue is full from then on.
+    for (int i = 0; i < 16 && !full_; ++i) {
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      fcntl(fd, F_SETFL, O_NONBLOCK);
+      fillers_.push_back(fd);
+      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) continue;
+      pollfd p{fd, POLLOUT, 0};
+      full_ = poll(&p, 1, 300) == 0;
+    }
+  }
+  ~FullBacklog() {
+    for (int fd : fillers_) close(fd);
+    if (listen_fd_ >= 0) close(listen_fd_);
+  }
+  bool full() const { return full_; }
+  uint16_t port() const { return port_; }
+
+ private:
+  int listen_fd_ = -1;
+  uint16_t port_ = 0;
+  bool full_ = false;
+  std::vector<int> fillers_;
+};
+
+TEST_F(ProxyTest, ConnectTimeoutIs503) {
+  ProxySettings settings;
+  settings.connect_timeout_ms = 200;
+  StartPlane(settings);
+  generation_ = 0;
+  FullBacklog unreachable;
+  ASSERT_TRUE(unreachable.full()) << "the accept queue never filled";
+  SnapshotBuilder b = Base();
+  AddService(&b, "hanging", unreachable.port());
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/hanging:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  auto start = std::chrono::steady_clock::now();
+  Response r = client.Get("/x");
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.status, 503) << r.error;
+  EXPECT_GE(elapsed, std::chrono::milliseconds(190));
+  EXPECT_LT(elapsed, std::chrono::milliseconds(2500));
+  EXPECT_TRUE(WaitFor([&] {
+    return ReadLog().find("upstream_connect_timeout") != std::string::npos;
+  })) << ReadLog();
 }
 
 TEST_F(ProxyTest, TimeoutsAre504) {

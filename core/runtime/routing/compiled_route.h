@@ -37,8 +37,8 @@ struct ValueMatch {
 // CompiledRule is one (rule, match) entry.
 struct CompiledRule {
   PathMatchType path_type = PathMatchType::kPrefix;
-  std::string path_value;  // as written
-  LazyRegex path_regex;    // kRegex: built from path_value on first use
+  std::string path_value;                      // as written
+  LazyRegex path_regex;                        // kRegex: built from path_value on first use
   std::string method;                          // "" = any
   std::vector<ValueMatch> headers;
   std::vector<ValueMatch> query;
