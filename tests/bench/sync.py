@@ -21,35 +21,15 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import bench_manifests as manifests  # noqa: E402
 from portico_procs import Binaries, Controller, Gateway, wait_until  # noqa: E402
 
-HEADER = """apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portico}
-spec: {controllerName: portico.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web, namespace: default}
-spec:
-  gatewayClassName: portico
-  listeners:
-  - {name: http, protocol: HTTP, port: 8080}
----
-apiVersion: v1
-kind: Service
-metadata: {name: svc, namespace: default}
-spec:
-  ports: [{name: http, port: 80, targetPort: 9000}]
-"""
+HEADER = manifests.gateway_yaml(8080) + "---\n" + manifests.service_yaml("svc", 9000)
 
 
 def route(i, suffix=""):
-    return ("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n"
-            "metadata: {name: r%d, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n"
-            "  hostnames: [bench.example.com]\n  rules:\n"
-            "  - matches: [{path: {type: PathPrefix, value: '/r%d%s'}}]\n"
-            "    backendRefs: [{name: svc, port: 80}]\n" % (i, i, suffix))
+    return manifests.route_yaml("r%d" % i, "bench.example.com",
+                                "{path: {type: PathPrefix, value: '/r%d%s'}}" % (i, suffix), "svc")
 
 
 def write_atomic(path, text):

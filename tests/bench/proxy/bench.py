@@ -55,6 +55,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+import bench_manifests as manifests  # noqa: E402
 from portico_procs import Binaries, Controller, wait_until, read_port  # noqa: E402
 
 HOST = "bench.example.com"
@@ -326,41 +327,14 @@ def route_yaml(i, variant):
         name, match = "r%05d" % i, "{path: {type: PathPrefix, value: /r%d}}" % i
     else:
         name, match = "r%05d" % i, "{path: {type: RegularExpression, value: '/r%d(/.*)?'}}" % i
-    return ("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n"
-            "metadata: {name: %s, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n"
-            "  hostnames: [%s]\n  rules:\n  - matches: [%s]\n"
-            "    backendRefs: [{name: upstream, port: 80}]\n" % (name, HOST, match))
+    return manifests.route_yaml(name, HOST, match, "upstream")
 
 
 def write_portico_conf(conf, port, upstream_port, variant):
     os.makedirs(conf)
     with open(os.path.join(conf, "00-gateway.yaml"), "w") as f:
-        f.write("""apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portico}
-spec: {controllerName: portico.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web, namespace: default}
-spec:
-  gatewayClassName: portico
-  listeners:
-  - {name: http, protocol: HTTP, port: %d}
----
-apiVersion: v1
-kind: Service
-metadata: {name: upstream, namespace: default}
-spec:
-  ports: [{name: http, port: 80, targetPort: %d}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: upstream, namespace: default, labels: {kubernetes.io/service-name: upstream}}
-addressType: IPv4
-ports: [{name: http, port: %d}]
-endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
-""" % (port, upstream_port, upstream_port))
+        f.write(manifests.gateway_yaml(port) + "---\n" +
+                manifests.service_yaml("upstream", upstream_port, endpoints=True))
     n = 1 if variant == "1" else ROUTES
     per_file = 100
     for start in range(0, n, per_file):
