@@ -18,4 +18,16 @@ std::string Sha256Hex(std::string_view data) {
   return out;
 }
 
+Digest128 Sha256Digest128(std::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
+  Digest128 out;
+  for (int i = 0; i < 8; ++i) {
+    out.hi = out.hi << 8 | digest[i];
+    out.lo = out.lo << 8 | digest[8 + i];
+  }
+  return out;
+}
+
 }  // namespace portico::core

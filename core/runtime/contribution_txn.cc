@@ -6,7 +6,7 @@ namespace portico::core {
 namespace {
 
 bool SameEntry(const RuntimeEntry& a, const RuntimeEntry& b) {
-  return a.owner == b.owner && (a.json == b.json || *a.json == *b.json);
+  return a.owner == b.owner && (a.json == b.json || (a.size == b.size && a.digest == b.digest));
 }
 
 }  // namespace
@@ -41,11 +41,11 @@ ContributionTxn::PutResult ContributionTxn::Put(const std::string& owner, const 
       if (holder != nullptr) *holder = working;
       return PutResult::kConflict;
     }
-    if (*working->json == json) return PutResult::kUnchanged;
+    if (working->SameBytes(json)) return PutResult::kUnchanged;
   }
   // Putting back what was committed (clear_owner, then the same put) drops the slot: the
   // committed bytes stay shared.
-  bool equals_base = base != nullptr && base->owner == owner && *base->json == json;
+  bool equals_base = base != nullptr && base->owner == owner && base->SameBytes(json);
   std::optional<Slot> prev;  // empty: there was no slot
   if (in_overlay) prev.emplace(std::move(it->second));
   journal_.push_back(Undo{&formats->first, id, std::move(prev)});
@@ -199,7 +199,8 @@ std::vector<ContributionTxn::EntryChange> ContributionTxn::Changes() const {
 }
 
 std::map<std::string, std::shared_ptr<const FormatEntries>> ContributionTxn::Build(
-    const std::vector<EntryChange>& changes) const {
+    const std::vector<EntryChange>& changes, std::map<std::string, FormatEntries*>* fresh) const {
+  if (fresh != nullptr) fresh->clear();
   auto formats = base_.formats;
   size_t i = 0;
   while (i < changes.size()) {
@@ -237,6 +238,7 @@ std::map<std::string, std::shared_ptr<const FormatEntries>> ContributionTxn::Bui
     if (entries->empty()) {
       formats.erase(format);
     } else {
+      if (fresh != nullptr) (*fresh)[format] = entries.get();
       formats[format] = std::move(entries);
     }
   }

@@ -82,9 +82,11 @@ class ContributionTxn {
   // the next mutation.
   std::vector<EntryChange> Changes() const;
   // Build makes the next snapshot's formats from the base and `changes`: changed formats are
-  // copied and patched, the others shared, emptied ones dropped.
+  // copied and patched, the others shared, emptied ones dropped. `fresh`, when given, receives
+  // the maps Build made (format -> map): nothing else holds them until the snapshot is published.
   std::map<std::string, std::shared_ptr<const FormatEntries>> Build(
-      const std::vector<EntryChange>& changes) const;
+      const std::vector<EntryChange>& changes,
+      std::map<std::string, FormatEntries*>* fresh = nullptr) const;
 
  private:
   // Slot is a staged (format, id): its value (nullopt: removed in this transaction) and the

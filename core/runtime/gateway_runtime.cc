@@ -134,7 +134,7 @@ class GatewayRuntime::Transaction final : public StageHost {
       auto next = std::make_shared<RuntimeSnapshot>();
       next->generation = base_->generation + 1;
       next->version = version;
-      next->formats = contrib_.Build(changes_);
+      next->formats = contrib_.Build(changes_, &fresh_);
       if (consumer == nullptr) return next;
       std::vector<SyncNack> refused = consumer->Prepare(*next);
       prepared = true;
@@ -182,6 +182,17 @@ class GatewayRuntime::Transaction final : public StageHost {
     std::sort(out.begin(), out.end(),
               [](const SyncNack& a, const SyncNack& b) { return a.key < b.key; });
     return out;
+  }
+
+  // DropCompiledJson drops the JSON of the entries of `next` (the snapshot Prepare returned, not
+  // yet published) in the formats `consumer` keeps compiled. Only maps this transaction built are
+  // touched, in place, so they keep their identity (consumers compare maps by pointer) and no
+  // published snapshot changes.
+  void DropCompiledJson(const RuntimeConsumer& consumer) {
+    for (auto& [format, entries] : fresh_) {
+      if (!consumer.KeepsCompiled(format)) continue;
+      for (auto& [id, entry] : *entries) entry.json = nullptr;
+    }
   }
 
   // items may be moved from by the commit, after everything else.
@@ -307,6 +318,7 @@ class GatewayRuntime::Transaction final : public StageHost {
   std::vector<std::string> call_nacks_;        // nacks first made by the running handler call
   bool in_call_ = false;
   std::vector<ContributionTxn::EntryChange> changes_;
+  std::map<std::string, FormatEntries*> fresh_;  // the maps of the last snapshot Prepare built
 };
 
 GatewayRuntime::GatewayRuntime(const PluginSet& plugins, RuntimeConsumer* consumer)
@@ -329,6 +341,7 @@ ApplyResult GatewayRuntime::Apply(std::vector<SyncedChange> changes, bool replac
   CommitRecord record;
   size_t changed_objects = 0;
   if (next != nullptr) {
+    if (consumer_ != nullptr) txn.DropCompiledJson(*consumer_);
     record.generation = next->generation;
     record.version = version;
     record.time_unix_ms = NowUnixMs();
@@ -337,7 +350,7 @@ ApplyResult GatewayRuntime::Apply(std::vector<SyncedChange> changes, bool replac
     for (const ContributionTxn::EntryChange& c : txn.changes()) {
       EntryKey key(*c.format, *c.id);
       if (c.before != nullptr) {
-        entry_bytes_ -= c.before->json->size();
+        entry_bytes_ -= c.before->size;
         if (c.after == nullptr || c.after->owner != c.before->owner) {
           auto owned = owner_index_.find(c.before->owner);
           if (owned != owner_index_.end()) {
@@ -347,7 +360,7 @@ ApplyResult GatewayRuntime::Apply(std::vector<SyncedChange> changes, bool replac
         }
       }
       if (c.after != nullptr) {
-        entry_bytes_ += c.after->json->size();
+        entry_bytes_ += c.after->size;
         if (c.before == nullptr || c.after->owner != c.before->owner) {
           owner_index_[c.after->owner].insert(key);
         }

@@ -464,6 +464,60 @@ TEST_F(GatewayRuntimeTest, ConsumerRefusalsAreNackedRolledBackAndPreparedAgain) 
   EXPECT_EQ(consumer.commits.size(), 2u);
 }
 
+TEST_F(GatewayRuntimeTest, FormatsTheConsumerKeepsCompiledLoseTheirJsonOnceCommitted) {
+  RecordingConsumer consumer;
+  consumer.keeps_compiled = {kRoutes};
+  std::vector<std::string> seen;  // per Prepare: "id=json" of each route entry ("id=-": no JSON)
+  const FormatEntries* prepared = nullptr;
+  consumer.refuse = [&](const RuntimeSnapshot& next) -> std::vector<SyncNack> {
+    prepared = next.Entries(kRoutes);
+    std::string line;
+    for (const auto& [id, entry] : *next.Entries(kRoutes)) {
+      line += id + "=" + (entry.json != nullptr ? *entry.json : "-") + " ";
+    }
+    seen.push_back(line);
+    return {};
+  };
+  GatewayRuntime rt(TestPlugins(), &consumer);
+  const std::string v1 = R"({"v":1})";
+  ASSERT_TRUE(
+      rt.Apply({Upsert(a_, Puts({Put(kRoutes, "r/a", v1), Put(kBackend, "ports/a", "{}")}))}, false,
+               1)
+          .committed);
+  EXPECT_THAT(seen, ElementsAre(R"(r/a={"v":1} )"));
+  const RuntimeEntry* committed = rt.Current()->Find(kRoutes, "r/a");
+  ASSERT_NE(committed, nullptr);
+  EXPECT_EQ(committed->json, nullptr);
+  EXPECT_EQ(committed->digest, Sha256Digest128(v1));
+  EXPECT_EQ(committed->size, v1.size());
+  EXPECT_EQ(committed->owner, Owner(a_));
+  EXPECT_EQ(consumer.commits.back(), rt.Current());
+  // Dropped in place: the committed map is the one Prepare saw (consumers compare maps).
+  EXPECT_EQ(rt.Current()->Entries(kRoutes), prepared);
+  EXPECT_EQ(EntryJson(*rt.Current(), kBackend, "ports/a"), "{}");  // other formats keep JSON
+  EXPECT_EQ(rt.Stats().bytes, rt.Held()[0].json->size() + v1.size() + 2);
+
+  // Another owner's change: the unchanged entry reaches Prepare without its JSON.
+  ASSERT_TRUE(rt.Apply({Upsert(b_, Puts({Put(kRoutes, "r/b", "{}")}))}, false, 2).committed);
+  EXPECT_EQ(seen.back(), R"(r/a=- r/b={} )");
+  EXPECT_EQ(rt.Current()->Find(kRoutes, "r/b")->json, nullptr);
+
+  // a's view changes but puts the same bytes: recognised by digest, the entry is unchanged.
+  ASSERT_TRUE(rt.Apply({Upsert(a_, Puts({Put(kRoutes, "r/a", v1), Put(kBackend, "ports/a", "{}")},
+                                        R"("note":"same puts")"))},
+                       false, 3)
+                  .committed);
+  EXPECT_THAT(rt.History().back().changed, IsEmpty());
+  EXPECT_THAT(rt.History().back().added, IsEmpty());
+
+  // New bytes: Prepare sees them, the commit records the change.
+  ASSERT_TRUE(
+      rt.Apply({Upsert(a_, Puts({Put(kRoutes, "r/a", R"({"v":2})")}))}, false, 4).committed);
+  EXPECT_EQ(seen.back(), R"(r/a={"v":2} r/b=- )");
+  EXPECT_THAT(rt.History().back().changed, ElementsAre(EntryKey(kRoutes, "r/a")));
+  EXPECT_EQ(rt.Current()->Find(kRoutes, "r/a")->digest, Sha256Digest128(R"({"v":2})"));
+}
+
 TEST_F(GatewayRuntimeTest, HistoryKeepsTheLast64CommitsAndCapsIdLists) {
   std::vector<SyncedChange> many;
   std::string puts;

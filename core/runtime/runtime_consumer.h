@@ -8,6 +8,7 @@
 #define PORTICO_CORE_RUNTIME_RUNTIME_CONSUMER_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/runtime/runtime_types.h"
@@ -17,6 +18,13 @@ namespace portico::core {
 class RuntimeConsumer {
  public:
   virtual ~RuntimeConsumer() = default;
+
+  // KeepsCompiled reports whether the consumer keeps its own compiled form of every committed
+  // entry of `format`, so it needs only the JSON of the entries each snapshot adds or changes.
+  // The runtime then drops that format's JSON once committed: in the snapshot passed to Commit,
+  // in Current() and in the entries later Prepare calls see unchanged, `json` is null and the
+  // digest names the bytes. A consumer must then recognise unchanged entries by digest.
+  virtual bool KeepsCompiled(const std::string& format) const { return false; }
 
   // Prepare readies `next` without publishing it. It returns the owners it refuses (SyncNack.key
   // is the owner's object key, reason says why, e.g. a bind failure; hash is ignored): the
@@ -28,7 +36,8 @@ class RuntimeConsumer {
   // Abort drops what the last Prepare readied, when rollbacks left nothing to commit.
   virtual void Abort() {}
 
-  // Commit publishes the snapshot last passed to Prepare (now also GatewayRuntime::Current()).
+  // Commit publishes the snapshot last passed to Prepare (now also GatewayRuntime::Current()),
+  // without the JSON of the formats it KeepsCompiled.
   virtual void Commit(std::shared_ptr<const RuntimeSnapshot> snapshot) {}
 };
 

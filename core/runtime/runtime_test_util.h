@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,12 +52,16 @@ void ExpectEmptyStats(const RuntimeStats& stats);
 // RecordingConsumer records Prepare/Commit/Abort calls; `refuse` decides refusals per Prepare.
 class RecordingConsumer : public RuntimeConsumer {
  public:
+  bool KeepsCompiled(const std::string& format) const override {
+    return keeps_compiled.count(format) > 0;
+  }
   std::vector<SyncNack> Prepare(const RuntimeSnapshot& next) override;
   void Abort() override { ++aborts; }
   void Commit(std::shared_ptr<const RuntimeSnapshot> snapshot) override {
     commits.push_back(std::move(snapshot));
   }
 
+  std::set<std::string> keeps_compiled;  // formats KeepsCompiled names
   std::function<std::vector<SyncNack>(const RuntimeSnapshot&)> refuse;
   std::vector<uint64_t> prepared_generations;
   std::vector<std::vector<std::string>> prepared_ids;

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/common/sha256.h"
 #include "core/store/store_key.h"
 #include "portico/sdk/abi.h"
 
@@ -41,10 +42,28 @@ struct SyncNack {
   std::string reason;
 };
 
-// RuntimeEntry is one contribution: the owning object's key ("group/Kind/ns/name") and its JSON.
+// RuntimeEntry is one contribution: the owning object's key ("group/Kind/ns/name"), its JSON and
+// the JSON's digest and size. In a committed snapshot, the entries of a format the consumer keeps
+// compiled (RuntimeConsumer::KeepsCompiled) carry no JSON: their digest names the bytes.
 struct RuntimeEntry {
   std::string owner;
-  std::shared_ptr<const std::string> json;
+  std::shared_ptr<const std::string> json;  // null: dropped once compiled (see above)
+  Digest128 digest;                         // of the JSON
+  uint32_t size = 0;                        // of the JSON, in bytes
+
+  RuntimeEntry() = default;
+  // This constructor computes the digest and size of `json` (not null).
+  RuntimeEntry(std::string owner_key, std::shared_ptr<const std::string> json_bytes)
+      : owner(std::move(owner_key)),
+        json(std::move(json_bytes)),
+        digest(Sha256Digest128(*json)),
+        size(static_cast<uint32_t>(json->size())) {}
+
+  // SameBytes reports whether this entry's JSON is `bytes` (by digest when the JSON is dropped).
+  bool SameBytes(std::string_view bytes) const {
+    if (json != nullptr) return *json == bytes;
+    return size == bytes.size() && digest == Sha256Digest128(bytes);
+  }
 };
 
 // FormatEntries are the contributions of one format, keyed by id.

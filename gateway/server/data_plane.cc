@@ -51,6 +51,10 @@ void DataPlane::Stop() {
   workers_.clear();
 }
 
+bool DataPlane::KeepsCompiled(const std::string& format) const {
+  return format == PORTICO_FORMAT_ROUTE_RULES;
+}
+
 std::vector<core::SyncNack> DataPlane::Prepare(const core::RuntimeSnapshot& next) {
   std::shared_ptr<const DataPlaneSnapshot> current = Current();
   auto prepared = std::make_unique<Prepared>();

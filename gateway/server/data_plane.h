@@ -94,6 +94,8 @@ class DataPlane final : public core::RuntimeConsumer {
   // Stop stops the workers and closes every connection (idempotent).
   void Stop();
 
+  // KeepsCompiled: route_rules.v1 (the route table keeps compiled routes, keyed by digest).
+  bool KeepsCompiled(const std::string& format) const override;
   std::vector<core::SyncNack> Prepare(const core::RuntimeSnapshot& next) override;
   void Abort() override;
   void Commit(std::shared_ptr<const core::RuntimeSnapshot> snapshot) override;

@@ -361,11 +361,12 @@ bool RuleMatches(const CompiledRule& rule, const RequestView& request) {
   return true;
 }
 
-StatusOr<std::shared_ptr<const CompiledRoute>> CompileRoute(
-    const std::string& id, std::shared_ptr<const std::string> json) {
+StatusOr<std::shared_ptr<const CompiledRoute>> CompileRoute(const std::string& id,
+                                                            std::string_view json,
+                                                            const Digest128& digest) {
   auto route = std::make_shared<CompiledRoute>();
-  PORTICO_ASSIGN_OR_RETURN(rapidjson::Document doc, json::Parse(*json, "route_rules.v1 " + id));
-  route->json = std::move(json);
+  PORTICO_ASSIGN_OR_RETURN(rapidjson::Document doc, json::Parse(json, "route_rules.v1 " + id));
+  route->digest = digest;
   if (!doc.IsObject()) return FieldError(id, "must be an object");
   const Value* ref = json::Find(doc, "route");
   if (ref == nullptr || !ref->IsObject()) return FieldError("route", "is required");

@@ -4,8 +4,8 @@
 //
 // Thread-safety: a CompiledRoute is immutable once compiled and shared between consecutive route
 // tables and their shards; RuleMatches may run on any number of threads at once (RE2 objects are
-// thread-safe). Ownership: shared_ptr; a CompiledRoute keeps the entry JSON it was compiled from
-// (shared with the snapshot) to recognise it unchanged.
+// thread-safe). Ownership: shared_ptr; a CompiledRoute keeps the digest of the entry JSON it was
+// compiled from (not the JSON) to recognise it unchanged.
 #ifndef PORTICO_CORE_RUNTIME_ROUTING_COMPILED_ROUTE_H_
 #define PORTICO_CORE_RUNTIME_ROUTING_COMPILED_ROUTE_H_
 
@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/sha256.h"
 #include "core/runtime/routing/lazy_regex.h"
 #include "core/runtime/routing/route_types.h"
 #include "portico/sdk/status.h"
@@ -62,7 +63,7 @@ struct ParentRef {
 };
 
 struct CompiledRoute {
-  std::shared_ptr<const std::string> json;  // the entry it was compiled from (its identity)
+  Digest128 digest;  // of the entry JSON it was compiled from (its identity)
   // "<group>/<kind>" of the route, checked against listener routeKinds; interned process-wide
   // (a handful of distinct values, never freed) so routes do not each hold a copy.
   const std::string* group_kind = nullptr;
@@ -70,10 +71,12 @@ struct CompiledRoute {
   std::vector<CompiledRule> rules;
 };
 
-// CompileRoute parses and compiles one route_rules.v1 entry (`id` names it in errors). An error
+// CompileRoute parses and compiles one route_rules.v1 entry (`id` names it in errors; `digest` is
+// the entry's, kept as the route's identity). An error
 // (malformed entry, a regex RE2 rejects) names the field.
-StatusOr<std::shared_ptr<const CompiledRoute>> CompileRoute(
-    const std::string& id, std::shared_ptr<const std::string> json);
+StatusOr<std::shared_ptr<const CompiledRoute>> CompileRoute(const std::string& id,
+                                                            std::string_view json,
+                                                            const Digest128& digest);
 
 // RuleMatches runs the checks of `rule` other than the path's exact/prefix index lookup:
 // method, headers, query parameters, then the path regex (kRegex). Allocation-free.

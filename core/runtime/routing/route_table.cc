@@ -308,21 +308,25 @@ std::shared_ptr<const RouteTable> RouteTable::Build(const RuntimeSnapshot& snaps
   std::map<std::string, ShardPlan> plans;
   if (route_entries != nullptr) {
     table->routes_.reserve(route_entries->size());
-    // Unchanged entries keep their JSON pointer (the runtime shares unchanged entries), and the
-    // previous table keeps that JSON alive, so a pointer names the same bytes.
-    std::unordered_map<const std::string*, std::shared_ptr<const CompiledRoute>> reusable;
+    // An entry whose digest the previous table compiled is unchanged: reused. Unchanged entries
+    // may carry no JSON (RuntimeConsumer::KeepsCompiled), so the digest is the identity.
+    std::unordered_map<Digest128, std::shared_ptr<const CompiledRoute>, Digest128Hash> reusable;
     if (previous != nullptr) {
       reusable.reserve(previous->routes_.size());
-      for (const auto& r : previous->routes_) reusable.emplace(r->json.get(), r);
+      for (const auto& r : previous->routes_) reusable.emplace(r->digest, r);
     }
     for (const auto& [id, entry] : *route_entries) {
       std::shared_ptr<const CompiledRoute> route;
-      if (auto it = reusable.find(entry.json.get()); it != reusable.end()) {
+      if (auto it = reusable.find(entry.digest); it != reusable.end()) {
         route = it->second;
         ++table->stats_.routes_reused;
+      } else if (entry.json == nullptr) {
+        refuse(entry.owner, "route_rules.v1 " + id +
+                                ": its JSON was dropped and no compiled form has its digest");
+        continue;
       } else {
         StatusOr<std::shared_ptr<const CompiledRoute>> compiled =
-            internal::CompileRoute(id, entry.json);
+            internal::CompileRoute(id, *entry.json, entry.digest);
         if (!compiled.ok()) {
           refuse(entry.owner,
                  "route_rules.v1 " + id + ": " + std::string(compiled.status().message()));

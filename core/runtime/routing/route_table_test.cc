@@ -685,6 +685,38 @@ TEST(RouteTableTest, RebuildsReuseUnchangedRoutesAndShards) {
   EXPECT_EQ(world.Routes()->Stats().routes_reused, 2u);
 }
 
+TEST(RouteTableTest, EntriesWithoutJsonAreRecognisedByDigest) {
+  // The data plane keeps route_rules.v1 compiled, so unchanged entries reach it without JSON.
+  World world;
+  world.Apply({WebGateway(),
+               WebRoute("a", {Rule(0, Matches({PathMatch("PathPrefix", "/a")}), "infra/a:80")}),
+               WebRoute("b", {Rule(0, Matches({PathMatch("PathPrefix", "/b")}), "infra/b:80")})});
+  std::shared_ptr<const RouteTable> first = world.Routes();
+  RuntimeSnapshot dropped = *world.runtime().Current();
+  auto entries = std::make_shared<FormatEntries>();
+  for (const auto& [id, entry] : *dropped.Entries(PORTICO_FORMAT_ROUTE_RULES)) {
+    RuntimeEntry& copy = (*entries)[id] = entry;
+    copy.json = nullptr;
+  }
+  dropped.formats[PORTICO_FORMAT_ROUTE_RULES] = entries;
+
+  std::shared_ptr<const RouteTable> second = RouteTable::Build(dropped, first.get());
+  EXPECT_THAT(second->Refusals(), IsEmpty());
+  EXPECT_EQ(second->Stats().routes_reused, 2u);
+  EXPECT_EQ(testing::Describe(testing::MatchRequest(*second, "", 80, Get("x", "/b/1"))),
+            "infra/b 0.0");
+
+  // A digest no compiled route has cannot be served without its JSON: the owner is refused.
+  RuntimeEntry& a = (*entries)["httproute/infra/a"];
+  a.digest = Sha256Digest128("something else");
+  std::shared_ptr<const RouteTable> third = RouteTable::Build(dropped, first.get());
+  ASSERT_EQ(third->Refusals().size(), 1u);
+  EXPECT_EQ(third->Refusals()[0].owner, "gateway.networking.k8s.io/HTTPRoute/infra/a");
+  EXPECT_THAT(third->Refusals()[0].reason, HasSubstr("route_rules.v1 httproute/infra/a: its JSON"));
+  // Without a previous table nothing is compiled to reuse: both are refused.
+  EXPECT_EQ(RouteTable::Build(dropped, nullptr)->Refusals().size(), 2u);
+}
+
 TEST(RouteTableTest, RouteKindsOfTheListenerAreEnforced) {
   World world;
   std::string view = GatewayView(kNs, "web", {Listener("http", 80)});
