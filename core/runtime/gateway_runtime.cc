@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
+#include <functional>
 #include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -28,6 +31,20 @@ void AddCapped(std::vector<EntryKey>* list, const std::string& format, const std
   } else {
     *truncated = true;
   }
+}
+
+// OnOwnThread runs `fn` on a new thread and waits for it; an exception `fn` throws is rethrown
+// on the calling thread.
+void OnOwnThread(const std::function<void()>& fn) {
+  std::exception_ptr error;
+  std::thread([&] {
+    try {
+      fn();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }).join();
+  if (error != nullptr) std::rethrow_exception(error);
 }
 
 }  // namespace
@@ -329,10 +346,18 @@ ApplyResult GatewayRuntime::Apply(std::vector<SyncedChange> changes, bool replac
   // Only this thread writes current_ and held_, so reading them here needs no lock.
   auto start = std::chrono::steady_clock::now();
   Transaction txn(*this, current_);
-  txn.Admit(std::move(changes), replace_all);
-  auto staging = std::chrono::steady_clock::now();
-  txn.RunHandlers();
-  auto staged = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point staging, staged;
+  // Admission and the handlers run on a thread of their own. glibc gives each thread its own heap
+  // arena, so the temporaries of staging (the handlers' JSON, the overlay, coalescing maps), all
+  // freed when the transaction ends, do not interleave with the long-lived structures Prepare and
+  // the commit build on this thread; interleaved, they left the heap fragmented (10,000 routes:
+  // 11 MB in 38,000 free holes, RSS 2.5 KB per route instead of 1.4 KB).
+  OnOwnThread([&] {
+    txn.Admit(std::move(changes), replace_all);
+    staging = std::chrono::steady_clock::now();
+    txn.RunHandlers();
+    staged = std::chrono::steady_clock::now();
+  });
   std::shared_ptr<RuntimeSnapshot> next = txn.Prepare(consumer_, version);
 
   ApplyResult result;

@@ -22,8 +22,10 @@
 //    call did and nacks every change passed to it with the error; the rest of the batch applies.
 //  - A transaction that changes no held object and no entry does not commit.
 //
-// Threading: Apply from one thread at a time (the sync thread; it also calls the handlers and
-// the consumer). Current, Generation, Held, Stats and History are safe from any thread.
+// Threading: Apply from one thread at a time (the sync thread; it also calls the consumer).
+// Apply runs admission and the handlers on a thread of its own, started and joined per call
+// (their temporaries then live in another heap arena, see Apply). Current, Generation, Held,
+// Stats and History are safe from any thread.
 // Ownership: borrows `plugins` and `consumer`, which must outlive the runtime.
 #ifndef PORTICO_CORE_RUNTIME_GATEWAY_RUNTIME_H_
 #define PORTICO_CORE_RUNTIME_GATEWAY_RUNTIME_H_

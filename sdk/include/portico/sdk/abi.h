@@ -17,8 +17,9 @@
  *
  * Threading: hooks of one kind may be called concurrently for *different* objects on controller
  * worker threads; a plugin keeps no mutable global state without its own locking. Gateway
- * handlers are called from one thread at a time (the sync thread). Filter request hooks run on
- * the worker that owns the request and must not block.
+ * handlers are called one batch at a time, on a thread the runtime starts for that batch (not
+ * the same thread twice). Filter request hooks run on the worker that owns the request and must
+ * not block.
  */
 #ifndef PORTICO_SDK_ABI_H_
 #define PORTICO_SDK_ABI_H_

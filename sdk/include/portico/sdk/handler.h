@@ -2,8 +2,9 @@
 // stage hook. A handler translates its kind's synced views into runtime contributions in the
 // versioned formats of abi.h (PORTICO_FORMAT_*); it never publishes.
 //
-// Threading: stage runs on the gateway's sync thread, one batch at a time; a Txn is valid only
-// during that call.
+// Threading: stage runs one batch at a time, on a thread the gateway runtime starts for the
+// batch (so no thread-local state survives between batches); a Txn is valid only during that
+// call.
 #ifndef PORTICO_SDK_HANDLER_H_
 #define PORTICO_SDK_HANDLER_H_
 
