@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -131,7 +132,16 @@ int main(int argc, char** argv) {
   }
   spdlog::info("data plane: {} workers; Gateways without addresses listen on {}",
                data_plane.workers(), plane_options.default_address);
-  portico::core::GatewayRuntime runtime(*plugins, &data_plane);
+  // Held object bodies go to an unlinked scratch file, off the heap (core/runtime/held_spool.h).
+  std::string spool_dir = config->spool_dir.empty()
+                              ? std::filesystem::temp_directory_path().string()
+                              : config->spool_dir;
+  auto spool = portico::core::HeldSpool::Create(spool_dir);
+  if (!spool.ok()) {
+    spdlog::warn("{}; held object bodies stay in memory", spool.status().message());
+  }
+  portico::core::GatewayRuntime runtime(*plugins, &data_plane,
+                                        spool.ok() ? std::move(*spool) : nullptr);
 
   // The sync thread marks the snapshot file dirty through this pointer (set before it starts).
   std::atomic<portico::gateway::SnapshotWriter*> snapshot_writer{nullptr};

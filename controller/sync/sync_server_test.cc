@@ -218,7 +218,10 @@ TEST_F(SyncServerTest, SnapshotThenBatches) {
   ASSERT_TRUE(
       sink_.WaitFor(RouteKey("r1"), [](const auto& f) { return f && f->status == "True"; }));
   EXPECT_EQ(sink_.Get(RouteKey("r1"))->message, "applied by gateway gw1");
-  EXPECT_EQ(sink_.Get(GatewayKey("a"))->addresses, std::vector<std::string>{"10.0.0.7"});
+  // Each object's feedback is delivered on its own: wait for the Gateway's too.
+  EXPECT_TRUE(sink_.WaitFor(GatewayKey("a"), [](const auto& f) {
+    return f && f->addresses == std::vector<std::string>{"10.0.0.7"};
+  }));
 
   uint64_t v_r2 = Put(*store_, links_, RouteKey("r2"), Body("r2"), {GatewayKey("a")});
   TestGateway::Round batch = gw->ReadRound();

@@ -245,7 +245,12 @@ class GatewayRuntime::Transaction final : public StageHost {
       }
     }
     auto held = rt_.held_.find(key);
-    return held == rt_.held_.end() ? nullptr : held->second.json.get();
+    if (held == rt_.held_.end()) return nullptr;
+    if (held->second.json != nullptr) return held->second.json.get();
+    std::lock_guard lock(rt_.mu_);  // Held() may read the spool from another thread meanwhile
+    std::shared_ptr<const std::string> body = rt_.Body(held->second);
+    if (body == nullptr) return nullptr;
+    return read_back_.emplace_back(std::move(body)).get();
   }
 
   void Nack(const StoreKey& key, std::string reason) override {
@@ -336,10 +341,62 @@ class GatewayRuntime::Transaction final : public StageHost {
   bool in_call_ = false;
   std::vector<ContributionTxn::EntryChange> changes_;
   std::map<std::string, FormatEntries*> fresh_;  // the maps of the last snapshot Prepare built
+  std::vector<std::shared_ptr<const std::string>> read_back_;  // spooled bodies GetSynced read
 };
 
-GatewayRuntime::GatewayRuntime(const PluginSet& plugins, RuntimeConsumer* consumer)
-    : plugins_(plugins), consumer_(consumer), current_(std::make_shared<const RuntimeSnapshot>()) {}
+GatewayRuntime::GatewayRuntime(const PluginSet& plugins, RuntimeConsumer* consumer,
+                               std::unique_ptr<HeldSpool> spool)
+    : plugins_(plugins),
+      consumer_(consumer),
+      current_(std::make_shared<const RuntimeSnapshot>()),
+      spool_(std::move(spool)) {}
+
+std::shared_ptr<const std::string> GatewayRuntime::Body(const HeldRecord& held) const {
+  if (held.json != nullptr) return held.json;
+  StatusOr<std::string> body = spool_->Read(held.ref);
+  if (!body.ok()) {
+    spdlog::error("runtime: {}", body.status().message());
+    return nullptr;
+  }
+  return std::make_shared<const std::string>(std::move(*body));
+}
+
+void GatewayRuntime::KeepBodies(const std::vector<HeldRecord*>& records) {
+  // A body kept in memory gets a block of its own: the change's body may point into a larger
+  // buffer (the received message), which it must not keep alive.
+  auto in_memory = [&] {
+    for (HeldRecord* record : records) {
+      record->json = std::make_shared<const std::string>(*record->json);
+    }
+  };
+  if (spool_ == nullptr) return in_memory();
+  Status status;
+  size_t appended = 0;
+  for (; appended < records.size(); ++appended) {
+    StatusOr<SpoolRef> ref = spool_->Append(*records[appended]->json);
+    if (!ref.ok()) {
+      status = ref.status();
+      break;
+    }
+    records[appended]->ref = *ref;
+  }
+  if (status.ok()) status = spool_->Flush();
+  if (!status.ok()) {
+    spdlog::error("runtime: {}; the bodies of {} held object(s) stay in memory", status.message(),
+                  records.size());
+    for (size_t i = 0; i < appended; ++i) spool_->Release(records[i]->ref);
+    return in_memory();
+  }
+  for (HeldRecord* record : records) record->json = nullptr;
+  if (!spool_->ShouldCompact()) return;
+  std::vector<SpoolRef*> live;
+  for (auto& [key, held] : held_) {
+    if (held.json == nullptr) live.push_back(&held.ref);
+  }
+  if (Status compacted = spool_->Compact(live); !compacted.ok()) {
+    spdlog::warn("runtime: compacting the held-object spool failed: {}", compacted.message());
+  }
+}
 
 ApplyResult GatewayRuntime::Apply(std::vector<SyncedChange> changes, bool replace_all,
                                   uint64_t version) {
@@ -401,6 +458,7 @@ ApplyResult GatewayRuntime::Apply(std::vector<SyncedChange> changes, bool replac
     std::lock_guard lock(mu_);
     std::map<std::pair<std::string_view, std::string_view>, int64_t> by_kind;  // count deltas
     held_.reserve(held_.size() + txn.items().size());  // StoreKeyHash is not cached: no rehashes
+    std::vector<HeldRecord*> to_keep;                  // stable: the reserve above means no rehash
     for (Transaction::Item& item : txn.items()) {
       if (item.state == Transaction::State::kSkipped) continue;
       const StoreKey& key = item.change.key;
@@ -415,25 +473,29 @@ ApplyResult GatewayRuntime::Apply(std::vector<SyncedChange> changes, bool replac
         if (held->hash != item.change.hash || item.change.op == PORTICO_CHANGE_DELETE) {
           ++record.changes;
         }
-        held_bytes_ -= held->json->size();
+        held_bytes_ -= held->size();
+        if (held->json == nullptr) spool_->Release(held->ref);
         if (item.change.op == PORTICO_CHANGE_DELETE) {
           --by_kind[{key.group, key.kind}];
           held_.erase(key);
           continue;
         }
         held_bytes_ += item.change.json->size();
-        *held = HeldRecord{std::move(item.change.hash), std::move(item.change.json), false};
+        *held = HeldRecord{std::move(item.change.hash), std::move(item.change.json)};
+        to_keep.push_back(held);
       } else {
         ++record.changes;
         held_bytes_ += item.change.json->size();
         // The key moves in; by_kind views the held copy (never erased later in this loop: each
         // key appears once).
-        auto added = held_.emplace(
-            std::move(item.change.key),
-            HeldRecord{std::move(item.change.hash), std::move(item.change.json), false});
+        auto added =
+            held_.emplace(std::move(item.change.key),
+                          HeldRecord{std::move(item.change.hash), std::move(item.change.json)});
         ++by_kind[{added.first->first.group, added.first->first.kind}];
+        to_keep.push_back(&added.first->second);
       }
     }
+    KeepBodies(to_keep);
     for (const auto& [kind, delta] : by_kind) {
       if (delta == 0) continue;
       std::string name(kind.second);
@@ -489,7 +551,7 @@ std::vector<HeldObject> GatewayRuntime::Held() const {
   {
     std::lock_guard lock(mu_);
     out.reserve(held_.size());
-    for (const auto& [key, held] : held_) out.push_back(HeldObject{key, held.hash, held.json});
+    for (const auto& [key, held] : held_) out.push_back(HeldObject{key, held.hash, Body(held)});
   }
   std::sort(out.begin(), out.end(),
             [](const HeldObject& a, const HeldObject& b) { return a.key < b.key; });

@@ -42,6 +42,7 @@
 
 #include "core/plugin/plugin_loader.h"
 #include "core/runtime/contribution_txn.h"
+#include "core/runtime/held_spool.h"
 #include "core/runtime/runtime_consumer.h"
 #include "core/runtime/runtime_types.h"
 #include "core/store/store_key.h"
@@ -59,8 +60,11 @@ class GatewayRuntime {
  public:
   static constexpr size_t kHistorySize = 64;
 
-  // `consumer` may be null: the runtime then only records what it commits.
-  GatewayRuntime(const PluginSet& plugins, RuntimeConsumer* consumer);
+  // `consumer` may be null: the runtime then only records what it commits. With a `spool`, the
+  // bodies of held synced objects are kept in it instead of the heap (held_spool.h); should the
+  // spool fail to write, the bodies of that batch stay in memory (logged).
+  GatewayRuntime(const PluginSet& plugins, RuntimeConsumer* consumer,
+                 std::unique_ptr<HeldSpool> spool = nullptr);
   GatewayRuntime(const GatewayRuntime&) = delete;
   GatewayRuntime& operator=(const GatewayRuntime&) = delete;
 
@@ -82,10 +86,20 @@ class GatewayRuntime {
   // rejected, so the same hash is handed to the handler again.
   struct HeldRecord {
     std::string hash;
-    std::shared_ptr<const std::string> json;
+    std::shared_ptr<const std::string> json;  // null when the body is in the spool
+    SpoolRef ref;                             // json == null: where the spool keeps the body
     bool nacked = false;
+    size_t size() const { return json != nullptr ? json->size() : ref.size; }
   };
   class Transaction;
+
+  // Body returns the body of `held`, read back from the spool when it is there (nullptr and
+  // logged when the spool cannot read it). Requires mu_ or the sync thread with no writer.
+  std::shared_ptr<const std::string> Body(const HeldRecord& held) const;
+  // KeepBodies stores the bodies of `records` (just committed, pointing at the changes' bodies):
+  // moved into the spool (compacted when due), else copied into blocks of their own. Requires
+  // mu_.
+  void KeepBodies(const std::vector<HeldRecord*>& records);
 
   const PluginSet& plugins_;
   RuntimeConsumer* const consumer_;
@@ -97,6 +111,7 @@ class GatewayRuntime {
   mutable std::mutex mu_;
   std::shared_ptr<const RuntimeSnapshot> current_;  // written under mu_
   std::unordered_map<StoreKey, HeldRecord> held_;   // written under mu_
+  std::unique_ptr<HeldSpool> spool_;                // used under mu_; null: bodies in memory
   size_t held_bytes_ = 0;                           // guarded by mu_
   RuntimeStats stats_;                              // guarded by mu_
   std::deque<CommitRecord> history_;                // guarded by mu_

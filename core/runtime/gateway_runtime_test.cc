@@ -5,7 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <atomic>
+#include <csignal>
+#include <filesystem>
 #include <thread>
 
 #include "core/runtime/runtime_test_util.h"
@@ -27,6 +31,7 @@ using ::portico::core::testing::Upsert;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
 
 const std::string kRoutes = PORTICO_FORMAT_ROUTE_RULES;
 const std::string kBackend = PORTICO_FORMAT_BACKEND;
@@ -199,6 +204,53 @@ TEST_F(GatewayRuntimeTest, GetSyncedReadsTheObjectsAsStagedInThisTransaction) {
   EXPECT_EQ(EntryJson(*s, kBindings, "synced/Base/ns/c"), R"({"found":false,"view":null})");
   EXPECT_EQ(EntryJson(*s, kBindings, "synced/Inert/ns/i"), R"({"found":true,"view":{"i":1}})");
   EXPECT_EQ(EntryJson(*s, kBindings, "synced/Base/ns/nobody"), R"({"found":false,"view":null})");
+}
+
+TEST_F(GatewayRuntimeTest, HeldBodiesLiveInTheSpoolAndReadBackUnchanged) {
+  std::string dir = (std::filesystem::temp_directory_path()).string();
+  auto spool = HeldSpool::Create(dir);
+  ASSERT_TRUE(spool.ok()) << spool.status().ToString();
+  GatewayRuntime rt(TestPlugins(), nullptr, std::move(*spool));
+  ASSERT_TRUE(rt.Apply({Upsert(b_, R"({"v":"old"})"), Upsert(c_, R"({"v":"c"})"),
+                        Upsert(inert_, R"({"i":1})")},
+                       false, 1)
+                  .committed);
+  std::string reads = R"({"getSynced":[
+      {"group":"runtime.test.portico.io","kind":"Base","namespace":"ns","name":"b"},
+      {"group":"runtime.test.portico.io","kind":"Inert","namespace":"ns","name":"i"}]})";
+  // b is read from the spool (held, not in this batch); c is replaced, then deleted.
+  ASSERT_TRUE(rt.Apply({Upsert(apex_, reads), Upsert(c_, R"({"v":"c2"})")}, false, 2).committed);
+  EXPECT_EQ(EntryJson(*rt.Current(), kBindings, "synced/Base/ns/b"),
+            R"({"found":true,"view":{"v":"old"}})");
+  EXPECT_EQ(EntryJson(*rt.Current(), kBindings, "synced/Inert/ns/i"),
+            R"({"found":true,"view":{"i":1}})");
+  ASSERT_TRUE(rt.Apply({Delete(b_)}, false, 3).committed);
+
+  std::vector<std::string> held;
+  for (const HeldObject& o : rt.Held()) held.push_back(o.key.name + "=" + *o.json);
+  EXPECT_THAT(held, UnorderedElementsAre(R"(c={"v":"c2"})", R"(i={"i":1})", "x=" + reads));
+  EXPECT_EQ(rt.Stats().synced_objects, 3u);
+}
+
+TEST_F(GatewayRuntimeTest, ASpoolThatCannotWriteLeavesTheBodiesInMemory) {
+  auto spool = HeldSpool::Create(std::filesystem::temp_directory_path().string());
+  ASSERT_TRUE(spool.ok());
+  GatewayRuntime rt(TestPlugins(), nullptr, std::move(*spool));
+  // A file size limit makes the spool's write fail (EFBIG) as a full disk would.
+  struct rlimit saved;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit tiny = {16, saved.rlim_max};
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &tiny), 0);
+  const std::string body = R"({"v":")" + std::string(100, 'b') + R"("})";
+  bool committed = rt.Apply({Upsert(b_, body)}, false, 1).committed;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &saved), 0);
+  ASSERT_TRUE(committed);
+  ASSERT_TRUE(rt.Apply({Upsert(c_, R"({"v":"c"})")}, false, 2).committed);  // spooled again
+
+  std::vector<std::string> held;
+  for (const HeldObject& o : rt.Held()) held.push_back(o.key.name + "=" + *o.json);
+  EXPECT_THAT(held, ElementsAre("b=" + body, R"(c={"v":"c"})"));
 }
 
 TEST_F(GatewayRuntimeTest, NackKeepsTheLastGoodVersionAndTheRestApplies) {

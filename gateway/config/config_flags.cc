@@ -33,6 +33,9 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "Directory of plugin .so files (default: the installed plugins)");
   Setting(app, flags, "--snapshot-path", &GatewayConfig::snapshot_path,
           "File holding the last synced configuration (written behind; read at start-up)");
+  Setting(app, flags, "--spool-dir", &GatewayConfig::spool_dir,
+          "Directory of the (unlinked) scratch file holding synced object bodies off the heap "
+          "(default: $TMPDIR, else /tmp)");
   Setting(app, flags, "--admin-address", &GatewayConfig::admin_address, "Address of the admin API");
   Setting(app, flags, "--admin-port", &GatewayConfig::admin_port,
           "Port of the admin API (0: any free port)");

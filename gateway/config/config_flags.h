@@ -5,7 +5,8 @@
 //
 //   --config FILE  --controller HOST:PORT  --name NAME  --gateway NS/NAME (repeatable)
 //   --gateway-class CLASS  --advertise-address ADDR (repeatable)  --plugin-dir DIR
-//   --snapshot-path FILE  --admin-address ADDR  --admin-port N  --admin-port-file PATH
+//   --snapshot-path FILE  --spool-dir DIR
+//   --admin-address ADDR  --admin-port N  --admin-port-file PATH
 //   --workers N  --log-level LEVEL  --access-log DEST  --listen-address ADDR
 //   --header-read-timeout-ms --idle-timeout-ms --connect-timeout-ms --upstream-timeout-ms
 //   --upstream-idle-timeout-ms --max-request-line --max-header-bytes --max-headers

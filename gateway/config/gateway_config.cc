@@ -151,6 +151,7 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, GatewayConfi
   PORTICO_RETURN_IF_ERROR(top.StringList("addresses", &config->addresses));
   PORTICO_RETURN_IF_ERROR(top.Path("plugin_dir", &config->plugin_dir));
   PORTICO_RETURN_IF_ERROR(top.Path("snapshot_path", &config->snapshot_path));
+  PORTICO_RETURN_IF_ERROR(top.Path("spool_dir", &config->spool_dir));
   int64_t workers = config->workers;
   PORTICO_RETURN_IF_ERROR(top.Int("workers", 0, 256, &workers));
   config->workers = static_cast<int>(workers);

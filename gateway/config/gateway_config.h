@@ -9,6 +9,8 @@
 //   addresses     = ["127.0.0.1"]           # where this gateway serves traffic (Hello.addresses)
 //   plugin_dir    = "/usr/lib/portico/plugins"
 //   snapshot_path = "/var/lib/portico/gateway.snapshot"  # "" (default): no snapshot file
+//   spool_dir     = "/var/lib/portico"      # scratch file of held object bodies (unlinked);
+//                                           #   "" (default): $TMPDIR, else /tmp
 //   workers       = 0                       # data-plane threads; 0: one per CPU core
 //   log_level     = "info"
 //   access_log    = "stderr"                # one JSON line per request: "stderr", "stdout",
@@ -70,6 +72,7 @@ struct GatewayConfig {
   std::vector<std::string> addresses = {"127.0.0.1"};
   std::string plugin_dir;     // empty: core::DefaultPluginDir()
   std::string snapshot_path;  // empty: no snapshot file
+  std::string spool_dir;      // empty: the system temporary directory
   std::string admin_address = "127.0.0.1";
   uint16_t admin_port = 5900;
   std::string admin_port_file;

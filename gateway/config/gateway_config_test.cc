@@ -37,6 +37,7 @@ TEST(GatewayConfigTest, DefaultsWork) {
   EXPECT_EQ(config.admin_port, 5900);
   EXPECT_EQ(config.addresses, std::vector<std::string>{"127.0.0.1"});
   EXPECT_EQ(config.snapshot_path, "");
+  EXPECT_EQ(config.spool_dir, "");
   EXPECT_FALSE(config.sync_security.enabled);
   EXPECT_FALSE(DefaultGatewayName().empty());
 }
@@ -49,6 +50,7 @@ name = "edge-1"
 addresses = ["192.0.2.1", "2001:db8::1"]
 plugin_dir = "plugins"
 snapshot_path = "state/gateway.snapshot"
+spool_dir = "spool"
 workers = 4
 log_level = "debug"
 [serve]
@@ -66,6 +68,7 @@ port_file = "run/admin.port"
   EXPECT_EQ(config.addresses, (std::vector<std::string>{"192.0.2.1", "2001:db8::1"}));
   EXPECT_EQ(config.plugin_dir, "/etc/portico/plugins");
   EXPECT_EQ(config.snapshot_path, "/etc/portico/state/gateway.snapshot");
+  EXPECT_EQ(config.spool_dir, "/etc/portico/spool");
   EXPECT_EQ(config.workers, 4);
   EXPECT_EQ(config.log_level, "debug");
   EXPECT_EQ(config.gateway_class, "portico");

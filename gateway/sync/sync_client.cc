@@ -1,5 +1,7 @@
 #include "gateway/sync/sync_client.h"
 
+#include <google/protobuf/arena.h>
+
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
 #include <spdlog/spdlog.h>
@@ -63,18 +65,32 @@ std::string SyncStatus::ReadySource() const {
   return from_snapshot ? "snapshot file" : "controller";
 }
 
-core::SyncedChange ToSyncedChange(sync::v1::Event&& event) {
+// ToSyncedChange converts `event`, which lives in `arena`: the body is not copied, the change
+// points at it and keeps the arena alive.
+core::SyncedChange ToSyncedChange(const sync::v1::Event& event,
+                                  const std::shared_ptr<google::protobuf::Arena>& arena) {
   core::SyncedChange change;
   const sync::v1::ObjectKey& key = event.key();
   change.key = core::StoreKey{key.group(), key.kind(), key.namespace_(), key.name()};
-  change.hash = std::move(*event.mutable_hash());
+  change.hash = event.hash();
   if (event.op() == sync::v1::Event::OP_DELETE) {
     change.op = PORTICO_CHANGE_DELETE;
   } else {
     change.op = PORTICO_CHANGE_UPSERT;
-    change.json = std::make_shared<const std::string>(std::move(*event.mutable_body()));
+    change.json = std::shared_ptr<const std::string>(arena, &event.body());
   }
   return change;
+}
+
+// NewMessageArena returns the arena one received message is parsed into. Its blocks are large,
+// so a snapshot's bodies sit in a few big blocks rather than small heap chunks between long-lived
+// ones, and go back to the system whole once applied (the runtime spools or copies what it
+// keeps).
+std::shared_ptr<google::protobuf::Arena> NewMessageArena() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = 16 << 10;
+  options.max_block_size = 1 << 20;
+  return std::make_shared<google::protobuf::Arena>(options);
 }
 
 SyncClient::SyncClient(SyncClientOptions options, core::GatewayRuntime* runtime)
@@ -250,8 +266,11 @@ bool SyncClient::RunStream() {
   Pending pending;
   if (stream->Write(hello_request)) {
     if (channel_->GetState(false) == GRPC_CHANNEL_READY) mark_connected();
-    sync::v1::WatchResponse response;
-    while (error.empty() && stream->Read(&response)) {
+    while (error.empty()) {
+      std::shared_ptr<google::protobuf::Arena> arena = NewMessageArena();
+      auto& response =
+          *google::protobuf::Arena::CreateMessage<sync::v1::WatchResponse>(arena.get());
+      if (!stream->Read(&response)) break;
       mark_connected();
       switch (response.msg_case()) {
         case sync::v1::WatchResponse::kSnapshot:
@@ -265,11 +284,10 @@ bool SyncClient::RunStream() {
           }
           pending.kind = kind;
           ++pending.messages;
-          auto* events = snapshot ? response.mutable_snapshot()->mutable_events()
-                                  : response.mutable_batch()->mutable_events();
-          for (sync::v1::Event& event : *events) {
+          const auto& events = snapshot ? response.snapshot().events() : response.batch().events();
+          for (const sync::v1::Event& event : events) {
             if (snapshot && event.op() == sync::v1::Event::OP_DELETE) continue;  // nothing to hold
-            pending.changes.push_back(ToSyncedChange(std::move(event)));
+            pending.changes.push_back(ToSyncedChange(event, arena));
           }
           break;
         }
