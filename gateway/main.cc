@@ -8,7 +8,8 @@
 // Start-up: settings (gateway/config/) -> plugins -> data plane workers -> GatewayRuntime -> the
 // snapshot file, if any, applied before connecting (ready "from snapshot" when no controller is
 // reachable) -> admin API (127.0.0.1:5900) -> the ConfigSync client. SIGINT/SIGTERM: stop the
-// client, write the snapshot file, stop the data plane, exit 0.
+// client, drain the data plane (stop listening, let requests in flight finish, up to
+// --drain-timeout-ms), stop it, write the snapshot file, exit 0.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -192,8 +193,9 @@ int main(int argc, char** argv) {
   info.addresses = config->addresses;
   info.snapshot_path = config->snapshot_path;
   info.started_unix_ms = started_unix_ms;
-  portico::gateway::GatewayAdminRouter router(info, &*plugins, &runtime,
-                                              [&client] { return client.GetStatus(); });
+  portico::gateway::GatewayAdminRouter router(
+      info, &*plugins, &runtime, [&client] { return client.GetStatus(); }, {},
+      [&data_plane] { return data_plane.Stats(); });
   portico::core::admin::AdminServerOptions server_options;
   server_options.address = config->admin_address;
   server_options.port = config->admin_port;
@@ -229,7 +231,14 @@ int main(int argc, char** argv) {
     spdlog::info("signal {}: shutting down", signal);
     break;
   }
-  client.Stop();
+  client.Stop();  // no configuration change from here on
+  if (config->drain_timeout_ms > 0) {
+    portico::gateway::server::DataPlaneStats before = data_plane.Stats();
+    bool drained = data_plane.Drain(std::chrono::milliseconds(config->drain_timeout_ms));
+    spdlog::info("data plane: {} ({} connection(s) were open)",
+                 drained ? "drained" : "drain timed out, closing what is left",
+                 before.connections_open);
+  }
   data_plane.Stop();
   if (writer != nullptr) {
     writer->Stop();

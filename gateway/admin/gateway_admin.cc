@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include "controller/ctl/plugin_json.h"
@@ -203,17 +204,50 @@ std::string RenderInfo(const GatewayAdminInfo& info, const SyncStatus& s, int64_
   return Done(buffer);
 }
 
+std::string RenderPlaneStats(const server::DataPlaneStats& s) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("generation");
+  w.Uint64(s.generation);
+  w.Key("workers");
+  w.Uint64(s.workers);
+  w.Key("connectionsAccepted");
+  w.Uint64(s.connections_accepted);
+  w.Key("connectionsOpen");
+  w.Uint64(s.connections_open);
+  w.Key("requests");
+  w.Uint64(s.requests);
+  w.Key("responses");
+  w.StartObject();
+  for (size_t i = 1; i < s.responses.size(); ++i) {
+    w.Key((std::to_string(i) + "xx").c_str());
+    w.Uint64(s.responses[i]);
+  }
+  w.EndObject();
+  w.Key("upstreamConnects");
+  w.Uint64(s.upstream_connects);
+  w.Key("upstreamReuses");
+  w.Uint64(s.upstream_reuses);
+  w.Key("upstreamOpen");
+  w.Uint64(s.upstream_open);
+  w.EndObject();
+  return Done(buffer);
+}
+
 }  // namespace
 
 GatewayAdminRouter::GatewayAdminRouter(GatewayAdminInfo info, const core::PluginSet* plugins,
                                        const core::GatewayRuntime* runtime,
                                        std::function<SyncStatus()> sync_status,
-                                       std::function<int64_t()> now_unix_ms)
+                                       std::function<int64_t()> now_unix_ms,
+                                       std::function<server::DataPlaneStats()> plane_stats)
     : info_(std::move(info)),
       plugins_(plugins),
       runtime_(runtime),
       sync_status_(std::move(sync_status)),
-      now_unix_ms_(std::move(now_unix_ms)) {
+      now_unix_ms_(std::move(now_unix_ms)),
+      plane_stats_(std::move(plane_stats)) {
   if (!now_unix_ms_) {
     now_unix_ms_ = [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -246,7 +280,10 @@ AdminResponse GatewayAdminRouter::Handle(const AdminRequest& request) const {
     return only_get([&] {
       AdminResponse response;
       response.content_type = kGatewayMetricsContentType;
-      response.body = RenderGatewayMetrics(sync_status_(), runtime_->Stats());
+      std::optional<server::DataPlaneStats> plane;
+      if (plane_stats_) plane = plane_stats_();
+      response.body =
+          RenderGatewayMetrics(sync_status_(), runtime_->Stats(), plane ? &*plane : nullptr);
       return response;
     });
   }
@@ -263,6 +300,9 @@ AdminResponse GatewayAdminRouter::Handle(const AdminRequest& request) const {
     return only_get([&] { return Ok(RenderStats(runtime_->Stats())); });
   if (path == "/api/v1/runtime/history") {
     return only_get([&] { return Ok(RenderHistory(runtime_->History())); });
+  }
+  if (path == "/api/v1/dataplane" && plane_stats_) {
+    return only_get([&] { return Ok(RenderPlaneStats(plane_stats_())); });
   }
   return ErrorResponse(404, "no such endpoint: " + path);
 }
@@ -359,9 +399,10 @@ void Metric(std::string& out, std::string_view name, std::string_view type, std:
 }
 
 void Labelled(std::string& out, std::string_view name, std::string_view help,
-              std::string_view label, const std::map<std::string, size_t>& values) {
+              std::string_view label, const std::map<std::string, size_t>& values,
+              std::string_view type = "gauge") {
   out += "# HELP " + std::string(name) + " " + std::string(help) + "\n# TYPE " + std::string(name) +
-         " gauge\n";
+         " " + std::string(type) + "\n";
   for (const auto& [key, value] : values) {
     out += std::string(name) + "{" + std::string(label) + "=\"" + EscapeLabel(key) + "\"} " +
            std::to_string(value) + "\n";
@@ -370,7 +411,8 @@ void Labelled(std::string& out, std::string_view name, std::string_view help,
 
 }  // namespace
 
-std::string RenderGatewayMetrics(const SyncStatus& s, const core::RuntimeStats& r) {
+std::string RenderGatewayMetrics(const SyncStatus& s, const core::RuntimeStats& r,
+                                 const server::DataPlaneStats* plane) {
   std::string out;
   Metric(out, "portico_gateway_sync_connected", "gauge",
          "1 while the ConfigSync stream to the controller is open", s.connected ? 1 : 0);
@@ -410,6 +452,27 @@ std::string RenderGatewayMetrics(const SyncStatus& s, const core::RuntimeStats& 
            "kind", r.synced_by_kind);
   Labelled(out, "portico_gateway_runtime_entries_by_format", "Contributions held per format",
            "format", r.entries_by_format);
+  if (plane == nullptr) return out;
+  const server::DataPlaneStats& p = *plane;
+  Metric(out, "portico_gateway_dataplane_generation", "gauge",
+         "Configuration generation the workers serve", p.generation);
+  Metric(out, "portico_gateway_connections_accepted_total", "counter",
+         "Client connections accepted", p.connections_accepted);
+  Metric(out, "portico_gateway_connections_open", "gauge", "Client connections open",
+         p.connections_open);
+  Metric(out, "portico_gateway_requests_total", "counter", "Requests received", p.requests);
+  std::map<std::string, size_t> by_class;
+  for (size_t i = 1; i < p.responses.size(); ++i) {
+    by_class[std::to_string(i) + "xx"] = p.responses[i];
+  }
+  Labelled(out, "portico_gateway_responses_total", "Responses by status class", "code", by_class,
+           "counter");
+  Metric(out, "portico_gateway_upstream_connects_total", "counter", "Upstream connections opened",
+         p.upstream_connects);
+  Metric(out, "portico_gateway_upstream_reuses_total", "counter",
+         "Requests sent on a pooled upstream connection", p.upstream_reuses);
+  Metric(out, "portico_gateway_upstream_open", "gauge", "Upstream connections open",
+         p.upstream_open);
   return out;
 }
 

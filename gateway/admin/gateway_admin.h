@@ -19,6 +19,10 @@
 //                                Kind, Kind.group); 404 for an unknown kind
 //   GET /api/v1/runtime          the runtime's store statistics (core::RuntimeStats)
 //   GET /api/v1/runtime/history  {"items":[CommitRecord...]} oldest first
+//   GET /api/v1/dataplane        traffic counters (server::DataPlaneStats): generation, workers,
+//                                connectionsAccepted, connectionsOpen, requests, responses
+//                                {"1xx".."5xx"}, upstreamConnects, upstreamReuses, upstreamOpen;
+//                                404 when the router has no data plane
 //   GET /metrics                 Prometheus text (portico_gateway_*)
 // Other methods: 405 with Allow; other paths: 404.
 //
@@ -35,6 +39,7 @@
 #include "core/admin/admin_http.h"
 #include "core/plugin/plugin_loader.h"
 #include "core/runtime/gateway_runtime.h"
+#include "gateway/server/data_plane_stats.h"
 #include "gateway/sync/sync_client.h"
 
 namespace portico::gateway {
@@ -53,10 +58,12 @@ struct GatewayAdminInfo {
 class GatewayAdminRouter {
  public:
   // `sync_status` reports the sync client's state (SyncClient::GetStatus). `now_unix_ms` is the
-  // wall clock; empty: the system clock.
+  // wall clock; empty: the system clock. `plane_stats` reports the data plane's counters
+  // (DataPlane::Stats); empty: no data plane section.
   GatewayAdminRouter(GatewayAdminInfo info, const core::PluginSet* plugins,
                      const core::GatewayRuntime* runtime, std::function<SyncStatus()> sync_status,
-                     std::function<int64_t()> now_unix_ms = {});
+                     std::function<int64_t()> now_unix_ms = {},
+                     std::function<server::DataPlaneStats()> plane_stats = {});
 
   core::admin::AdminResponse Handle(const core::admin::AdminRequest& request) const;
 
@@ -68,10 +75,13 @@ class GatewayAdminRouter {
   const core::GatewayRuntime* runtime_;
   std::function<SyncStatus()> sync_status_;
   std::function<int64_t()> now_unix_ms_;
+  std::function<server::DataPlaneStats()> plane_stats_;
 };
 
-// RenderGatewayMetrics renders the Prometheus text of /metrics.
-std::string RenderGatewayMetrics(const SyncStatus& sync, const core::RuntimeStats& stats);
+// RenderGatewayMetrics renders the Prometheus text of /metrics (`plane`: null, no traffic
+// counters).
+std::string RenderGatewayMetrics(const SyncStatus& sync, const core::RuntimeStats& stats,
+                                 const server::DataPlaneStats* plane = nullptr);
 
 // kGatewayMetricsContentType is the Content-Type of /metrics.
 inline constexpr char kGatewayMetricsContentType[] = "text/plain; version=0.0.4; charset=utf-8";

@@ -36,7 +36,7 @@ class GatewayAdminTest : public ::testing::Test {
     status_.controller = "127.0.0.1:5810";
     router_ = std::make_unique<GatewayAdminRouter>(
         info, &plugins_, &runtime_, [this] { return status_; },
-        [] { return int64_t{1'700'000'061'000}; });
+        [] { return int64_t{1'700'000'061'000}; }, [this] { return plane_; });
   }
 
   AdminResponse Get(std::string path, std::map<std::string, std::string, std::less<>> query = {}) {
@@ -56,8 +56,35 @@ class GatewayAdminTest : public ::testing::Test {
   core::PluginSet plugins_;
   core::GatewayRuntime runtime_;
   SyncStatus status_;
+  server::DataPlaneStats plane_;
   std::unique_ptr<GatewayAdminRouter> router_;
 };
+
+TEST_F(GatewayAdminTest, DataPlaneCountersAreShownAndExported) {
+  plane_.generation = 7;
+  plane_.workers = 2;
+  plane_.connections_accepted = 11;
+  plane_.connections_open = 3;
+  plane_.requests = 40;
+  plane_.responses = {0, 0, 30, 1, 8, 1};
+  plane_.upstream_connects = 5;
+  plane_.upstream_reuses = 25;
+  plane_.upstream_open = 4;
+  rapidjson::Document doc = Json(Get("/api/v1/dataplane"));
+  EXPECT_EQ(doc["generation"].GetUint64(), 7u);
+  EXPECT_EQ(doc["workers"].GetUint64(), 2u);
+  EXPECT_EQ(doc["connectionsOpen"].GetUint64(), 3u);
+  EXPECT_EQ(doc["requests"].GetUint64(), 40u);
+  EXPECT_EQ(doc["responses"]["2xx"].GetUint64(), 30u);
+  EXPECT_EQ(doc["responses"]["4xx"].GetUint64(), 8u);
+  EXPECT_EQ(doc["upstreamReuses"].GetUint64(), 25u);
+  std::string metrics = Get("/metrics").body;
+  EXPECT_THAT(metrics, HasSubstr("portico_gateway_requests_total 40\n"));
+  EXPECT_THAT(metrics, HasSubstr("# TYPE portico_gateway_responses_total counter\n"));
+  EXPECT_THAT(metrics, HasSubstr("portico_gateway_responses_total{code=\"5xx\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("portico_gateway_connections_open 3\n"));
+  EXPECT_THAT(metrics, HasSubstr("portico_gateway_upstream_connects_total 5\n"));
+}
 
 TEST_F(GatewayAdminTest, HealthAndReadinessSayWhichSource) {
   EXPECT_EQ(Get("/healthz").status, 200);

@@ -9,8 +9,8 @@
 //   --admin-address ADDR  --admin-port N  --admin-port-file PATH
 //   --workers N  --log-level LEVEL  --access-log DEST  --listen-address ADDR
 //   --header-read-timeout-ms --idle-timeout-ms --connect-timeout-ms --upstream-timeout-ms
-//   --upstream-idle-timeout-ms --max-request-line --max-header-bytes --max-headers
-//   --max-body-bytes --upstream-keepalive N  --check
+//   --upstream-idle-timeout-ms --drain-timeout-ms --max-request-line --max-header-bytes
+//   --max-headers --max-body-bytes --upstream-keepalive N  --check
 //   --sync-ca-file F --sync-cert-file F --sync-key-file F [--sync-server-name NAME]: mutual TLS
 //     with these files (all three together), replacing the file's [conf_sync_security];
 //     --sync-server-name alone overrides the active set's server_name.

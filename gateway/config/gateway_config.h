@@ -30,6 +30,8 @@
 //   connect_ms       = 1000                 # an upstream connect (then 503)
 //   upstream_ms      = 60000                # no byte moved on a proxied exchange (then 504)
 //   upstream_idle_ms = 60000                # a pooled idle upstream connection
+//   drain_ms         = 5000                 # SIGINT/SIGTERM: stop listening, let requests in
+//                                           #   flight finish this long (0: close at once)
 //   [limits]
 //   max_request_line   = 8192               # longer: 414
 //   max_header_bytes   = 65536              # a longer head: 431
@@ -86,6 +88,7 @@ struct GatewayConfig {
   int64_t connect_timeout_ms = 1'000;
   int64_t upstream_timeout_ms = 60'000;
   int64_t upstream_idle_timeout_ms = 60'000;
+  int64_t drain_timeout_ms = 5'000;  // SIGTERM: requests in flight may finish for this long
   // [limits]
   int64_t max_request_line = 8 * 1024;
   int64_t max_header_bytes = 64 * 1024;

@@ -38,6 +38,7 @@ TEST(GatewayConfigTest, DefaultsWork) {
   EXPECT_EQ(config.addresses, std::vector<std::string>{"127.0.0.1"});
   EXPECT_EQ(config.snapshot_path, "");
   EXPECT_EQ(config.spool_dir, "");
+  EXPECT_EQ(config.drain_timeout_ms, 5000);
   EXPECT_FALSE(config.sync_security.enabled);
   EXPECT_FALSE(DefaultGatewayName().empty());
 }
@@ -100,6 +101,7 @@ idle_ms = 30000
 connect_ms = 250
 upstream_ms = 15000
 upstream_idle_ms = 20000
+drain_ms = 250
 [limits]
 max_request_line = 4096
 max_header_bytes = 32768
@@ -116,6 +118,7 @@ upstream_keepalive = 16
   EXPECT_EQ(config.connect_timeout_ms, 250);
   EXPECT_EQ(config.upstream_timeout_ms, 15000);
   EXPECT_EQ(config.upstream_idle_timeout_ms, 20000);
+  EXPECT_EQ(config.drain_timeout_ms, 250);
   EXPECT_EQ(config.max_request_line, 4096);
   EXPECT_EQ(config.max_header_bytes, 32768);
   EXPECT_EQ(config.max_headers, 50);

@@ -5,16 +5,6 @@
 #include <cstring>
 
 namespace portico::gateway::http {
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 void ChunkedDecoder::Reset() {
   state_ = State::kSize;
@@ -52,7 +42,7 @@ ChunkedStep ChunkedDecoder::Decode(std::string_view input) {
         return ChunkedStep{ParseResult::kNeedMore, i + take, std::string_view(b + i, take)};
       }
       case State::kSize: {
-        const int digit = HexValue(c);
+        const int digit = HexDigitValue(c);
         if (digit >= 0) {
           if (size_ > (kMaxBodyLength >> 4)) return Fail("chunk_size_overflow", i);
           size_ = size_ * 16 + static_cast<uint64_t>(digit);

@@ -65,6 +65,14 @@ bool IsToken(std::string_view text);
 
 inline char AsciiLower(char c) { return internal::kLowerTable[static_cast<unsigned char>(c)]; }
 
+// HexDigitValue returns the value of hex digit `c` (either case), or -1.
+inline int HexDigitValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 // EqualsIgnoreCase compares ASCII case-insensitively (field names, tokens).
 inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;

@@ -12,6 +12,7 @@
 #include "core/runtime/routing/backend_table.h"
 #include "core/runtime/routing/route_table.h"
 #include "gateway/http/head_writer.h"
+#include "gateway/http/path_normalize.h"
 #include "gateway/server/data_plane.h"
 #include "gateway/server/worker.h"
 
@@ -133,6 +134,13 @@ bool ClientConnection::Start() {
 }
 
 void ClientConnection::Abort() { Close(); }
+
+void ClientConnection::Drain() {
+  if (closed_) return;
+  draining_ = true;
+  close_after_ = true;
+  if (phase_ == Phase::kHead && !in_request_) Close();  // between requests (or a partial head)
+}
 
 void ClientConnection::OnEvents(uint32_t events) {
   if (closed_) return;
@@ -437,7 +445,13 @@ void ClientConnection::BeginRequestCommon() {
 void ClientConnection::StartRequest() {
   const http::RequestHead& head = parser_.head();
   method_.assign(head.method);
-  path_.assign(head.path);
+  // Routed and forwarded in normal form (gateway/http/path_normalize.h); "*" (OPTIONS) as is.
+  bool path_ok = true;
+  if (head.path == "*") {
+    path_.assign(head.path);
+  } else {
+    path_ok = http::NormalizePath(head.path, &path_);
+  }
   query_.assign(head.query);
   host_.assign(head.host);
   upstream_host_.assign(head.host);
@@ -448,7 +462,7 @@ void ClientConnection::StartRequest() {
   }
   client_minor_ = head.version_minor;
   head_request_ = head.method_id == http::Method::kHead;
-  close_after_ = !head.keep_alive;
+  close_after_ = !head.keep_alive || draining_;
   BeginRequestCommon();
   req_framing_ = head.framing;
   req_remaining_ = head.framing == BodyFraming::kContentLength ? head.content_length : 0;
@@ -458,8 +472,10 @@ void ClientConnection::StartRequest() {
   pin_ = worker_->AcquirePin();
 
   const uint64_t max_body = worker_->settings().max_body_bytes;
-  if (max_body != 0 && head.framing == BodyFraming::kContentLength &&
-      head.content_length > max_body) {
+  if (!path_ok) {
+    RespondLocal(400, "invalid_path", "invalid path: a '%' not followed by two hex digits\n");
+  } else if (max_body != 0 && head.framing == BodyFraming::kContentLength &&
+             head.content_length > max_body) {
     RespondLocal(413, "body_too_large", http::StatusReason(413));
   } else {
     RouteAndForward();
@@ -480,7 +496,7 @@ void ClientConnection::RouteAndForward() {
       });
   core::routing::RequestView view;
   view.host = head.host;
-  view.path = head.path;
+  view.path = path_;  // normalized
   view.query = head.query;
   view.method = head.method;
   view.headers = &headers;
@@ -1031,6 +1047,10 @@ void ClientConnection::EndRequest() {
 }
 
 void ClientConnection::LogRequest() {
+  if (status_ >= 100 && status_ < 600) {
+    auto& counter = worker_->counters().responses[status_ / 100];
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   AccessLogBuffer* log = worker_->access_log();
   if (log == nullptr) return;
   AccessRecord record;

@@ -56,6 +56,10 @@ class ClientConnection final : public EventHandler,
   bool Start();
   // Abort closes the connection at once (worker shutdown).
   void Abort();
+  // Drain ends the connection gracefully (gateway shutdown): at once when it is between
+  // requests, else after the current request, whose response says "Connection: close" when it
+  // has not started yet.
+  void Drain();
 
   void OnEvents(uint32_t events) override;
   void OnTimer(int id) override;
@@ -147,6 +151,7 @@ class ClientConnection final : public EventHandler,
   bool head_request_ = false;
   bool client_keep_alive_ = true;
   bool close_after_ = false;  // close the client connection once this response is out
+  bool draining_ = false;     // Drain was called: every response is the connection's last
   bool retried_ = false;
 
   // Request body (client -> upstream).

@@ -46,6 +46,23 @@ Status DataPlane::Start() {
   return OkStatus();
 }
 
+bool DataPlane::Drain(std::chrono::milliseconds timeout) {
+  for (auto& worker : workers_) worker->Drain();
+  auto all_drained = [this] {
+    for (const auto& worker : workers_) {
+      if (!worker->Drained()) return false;
+    }
+    return true;
+  };
+  std::unique_lock lock(drain_mu_);
+  return drain_cv_.wait_for(lock, timeout, all_drained);
+}
+
+void DataPlane::OnWorkerDrained() {
+  { std::lock_guard lock(drain_mu_); }  // a Drain between its check and its wait sees this
+  drain_cv_.notify_all();
+}
+
 void DataPlane::Stop() {
   for (auto& worker : workers_) worker->Stop();
   workers_.clear();
@@ -170,12 +187,14 @@ std::vector<BoundListener> DataPlane::Listeners() const {
 DataPlaneStats DataPlane::Stats() const {
   DataPlaneStats stats;
   stats.generation = Generation();
+  stats.workers = workers_.size();
   for (const auto& worker : workers_) {
     WorkerCounters& c = worker->counters();
     auto get = [](const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); };
     stats.connections_accepted += get(c.connections_accepted);
     stats.connections_open += get(c.connections_open);
     stats.requests += get(c.requests);
+    for (size_t i = 1; i < stats.responses.size(); ++i) stats.responses[i] += get(c.responses[i]);
     stats.upstream_connects += get(c.upstream_connects);
     stats.upstream_reuses += get(c.upstream_reuses);
     stats.upstream_open += get(c.upstream_open);

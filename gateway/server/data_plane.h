@@ -26,6 +26,8 @@
 #define PORTICO_GATEWAY_SERVER_DATA_PLANE_H_
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -38,6 +40,7 @@
 #include "core/runtime/routing/route_table.h"
 #include "core/runtime/runtime_consumer.h"
 #include "gateway/server/access_log.h"
+#include "gateway/server/data_plane_stats.h"
 #include "gateway/server/listener_socket.h"
 #include "gateway/server/proxy_settings.h"
 
@@ -71,17 +74,6 @@ struct BoundListener {
   uint16_t bound_port = 0;
 };
 
-// DataPlaneStats are counters summed over the workers (each worker writes its own).
-struct DataPlaneStats {
-  uint64_t generation = 0;
-  uint64_t connections_accepted = 0;
-  uint64_t connections_open = 0;
-  uint64_t requests = 0;
-  uint64_t upstream_connects = 0;  // new upstream connections
-  uint64_t upstream_reuses = 0;    // requests sent on a pooled connection
-  uint64_t upstream_open = 0;      // upstream connections open (idle or in use)
-};
-
 class DataPlane final : public core::RuntimeConsumer {
  public:
   explicit DataPlane(DataPlaneOptions options);
@@ -93,6 +85,11 @@ class DataPlane final : public core::RuntimeConsumer {
   Status Start();
   // Stop stops the workers and closes every connection (idempotent).
   void Stop();
+  // Drain is the graceful part of a shutdown: every listening socket stops listening (new
+  // connections are refused), idle connections close, and each request in flight finishes with
+  // "Connection: close". Returns true once no connection is left, false when `timeout` passes
+  // first (Stop then closes the rest). Call from the owner's thread, before Stop.
+  bool Drain(std::chrono::milliseconds timeout);
 
   // KeepsCompiled: route_rules.v1 (the route table keeps compiled routes, keyed by digest).
   bool KeepsCompiled(const std::string& format) const override;
@@ -111,6 +108,8 @@ class DataPlane final : public core::RuntimeConsumer {
 
  private:
   friend class Worker;
+  // OnWorkerDrained is called by a worker that has drained (its thread).
+  void OnWorkerDrained();
   // Prepared is what the last Prepare readied.
   struct Prepared {
     std::shared_ptr<const core::routing::RouteTable> routes;
@@ -128,6 +127,9 @@ class DataPlane final : public core::RuntimeConsumer {
   mutable std::mutex mu_;
   std::shared_ptr<const DataPlaneSnapshot> current_;  // guarded by mu_
   std::atomic<uint64_t> generation_{0};
+
+  std::mutex drain_mu_;
+  std::condition_variable drain_cv_;  // notified by workers that drained
 };
 
 }  // namespace portico::gateway::server

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include "gateway/server/data_plane.h"
@@ -141,6 +142,36 @@ TEST_F(ProxyTest, RoutesByPathAndForwardsHeaders) {
   EXPECT_EQ(r.headers["x-upstream"], "b");
 }
 
+TEST_F(ProxyTest, PathsAreRoutedAndForwardedInNormalForm) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/admin", BackendsAction({{"infra/b:80", 1}})),
+                RuleEntry(1, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  EXPECT_THAT(Apply(b), IsEmpty());
+  TestClient client(port_.port());
+  ASSERT_TRUE(client.connected());
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/public/../admin/x", "upstream=b target=/admin/x\n"},
+      {"//admin", "upstream=b target=/admin\n"},
+      {"/./admin/./y/", "upstream=b target=/admin/y/\n"},
+      {"/%61dmin/%7e?q=%41", "upstream=b target=/admin/~?q=%41\n"},  // the query is untouched
+      {"/a%2fb", "upstream=a target=/a%2Fb\n"},                      // an encoded slash stays
+      {"/../../etc", "upstream=a target=/etc\n"}};
+  for (const auto& [path, body] : cases) {
+    Response r = client.Get(path);
+    EXPECT_EQ(r.status, 200) << path;
+    EXPECT_EQ(r.body, body) << path;
+  }
+  size_t forwarded = a_.requests() + b_.requests();
+  Response bad = client.Get("/x%zz");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_THAT(bad.body, HasSubstr("invalid path"));
+  EXPECT_EQ(a_.requests() + b_.requests(), forwarded);
+  EXPECT_TRUE(WaitFor([&] {  // logged as received, with the reason
+    return ReadLog().find(R"("path":"/x%zz")") != std::string::npos &&
+           ReadLog().find(R"("reason":"invalid_path")") != std::string::npos;
+  }));
+}
+
 TEST_F(ProxyTest, NoRouteIs404) {
   SnapshotBuilder b = Base();
   AddRoute(&b, {RuleEntry(0, "Exact", "/only", BackendsAction({{"infra/a:80", 1}}))});
@@ -152,6 +183,11 @@ TEST_F(ProxyTest, NoRouteIs404) {
   r = client.Get("/only");  // the connection stays usable
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(a_.requests(), 1u);
+  EXPECT_TRUE(WaitFor([&] {  // counted when each request ends
+    DataPlaneStats stats = plane_->Stats();
+    return stats.requests == 2 && stats.responses[2] == 1 && stats.responses[4] == 1 &&
+           stats.responses[5] == 0;
+  }));
 }
 
 TEST_F(ProxyTest, InvalidBackendsAre500AndMissingEndpoints503) {
@@ -566,6 +602,45 @@ TEST_F(ProxyTest, InFlightRequestKeepsItsSnapshot) {
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "delayed");
   EXPECT_EQ(client.Get("/next").status, 404);  // the next request sees the new snapshot
+}
+
+TEST_F(ProxyTest, DrainRefusesNewConnectionsAndLetsRequestsInFlightFinish) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient idle(port_.port());
+  ASSERT_EQ(idle.Get("/first").status, 200);  // keep-alive: now between requests
+  TestClient busy(port_.port());
+  ASSERT_TRUE(busy.Send("GET /delay/400 HTTP/1.1\r\nHost: h\r\n\r\n"));
+  ASSERT_TRUE(WaitFor([&] { return a_.requests() == 2; }));
+
+  std::future<bool> drained =
+      std::async(std::launch::async, [&] { return plane_->Drain(std::chrono::seconds(10)); });
+  std::string rest;
+  EXPECT_TRUE(idle.ReadUntilClose(&rest));  // closed at once, nothing sent
+  EXPECT_EQ(rest, "");
+  EXPECT_TRUE(WaitFor([&] { return !TestClient(port_.port()).connected(); }));  // refused
+  std::string raw;
+  EXPECT_TRUE(busy.ReadUntilClose(&raw));  // the answer, then the close
+  EXPECT_EQ(raw.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << raw;
+  EXPECT_THAT(raw, HasSubstr("Connection: close\r\n"));
+  EXPECT_THAT(raw, HasSubstr("delayed"));
+  EXPECT_TRUE(drained.get());
+  EXPECT_EQ(plane_->Stats().connections_open, 0u);
+}
+
+TEST_F(ProxyTest, DrainGivesUpAfterItsTimeout) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient busy(port_.port());
+  ASSERT_TRUE(busy.Send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n"));  // answered after 3 s
+  ASSERT_TRUE(WaitFor([&] { return a_.requests() == 1; }));
+  EXPECT_FALSE(plane_->Drain(std::chrono::milliseconds(100)));
+  plane_->Stop();  // closes what is left
+  std::string raw;
+  EXPECT_TRUE(busy.ReadUntilClose(&raw));
+  EXPECT_EQ(raw, "");
 }
 
 TEST_F(ProxyTest, AccessLogHasOneJsonLinePerRequest) {

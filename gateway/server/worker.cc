@@ -88,6 +88,38 @@ void Worker::Wake() {
   if (loop_ != nullptr) loop_->Wake();
 }
 
+void Worker::Drain() {
+  drain_.store(true, std::memory_order_relaxed);
+  Wake();
+}
+
+bool Worker::MaybeReportDrained() {
+  if (!draining_ || !connections_.empty() || drained_.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  PublishCounters();
+  if (access_log_ != nullptr) access_log_->Flush();
+  drained_.store(true, std::memory_order_release);
+  plane_->OnWorkerDrained();
+  return true;
+}
+
+void Worker::BeginDrain() {
+  draining_ = true;
+  for (auto& [key, acceptor] : acceptors_) {
+    Accept(acceptor.get());  // connections already queued are served (their last request)
+    loop_->Remove(acceptor->fd());
+    // Leaves the LISTEN state: new connections to it are refused, and the kernel stops
+    // handing this worker's share of the port to it. The fd stays open (the socket owns it).
+    ::shutdown(acceptor->fd(), SHUT_RD);
+  }
+  acceptors_.clear();
+  std::vector<ClientConnection*> open;
+  open.reserve(connections_.size());
+  for (auto& [raw, connection] : connections_) open.push_back(raw);
+  for (ClientConnection* c : open) c->Drain();
+}
+
 void Worker::Run() {
   loop_->UpdateTime();
   while (!stop_.load(std::memory_order_relaxed)) {
@@ -101,9 +133,11 @@ void Worker::Run() {
         timeout = deadline > now ? static_cast<int>(deadline - now) : 0;
       }
     }
-    loop_->Poll(timeout);
+    if (drain_.load(std::memory_order_relaxed) && !draining_) BeginDrain();
+    if (!MaybeReportDrained()) loop_->Poll(timeout);
     if (access_log_ != nullptr) access_log_->MaybeFlush(loop_->now_ms());
     PublishCounters();
+    MaybeReportDrained();
   }
   CloseAll();
   loop_->RunDeferred();
@@ -139,6 +173,7 @@ void Worker::Repin() {
 }
 
 void Worker::SyncListeners(const DataPlaneSnapshot& snapshot) {
+  if (draining_) return;  // stopped listening for good
   for (auto it = acceptors_.begin(); it != acceptors_.end();) {
     if (snapshot.listeners.count(it->first) == 0) {
       loop_->Remove(it->second->fd());

@@ -48,6 +48,7 @@ struct WorkerCounters {
   std::atomic<uint64_t> connections_accepted{0};
   std::atomic<uint64_t> connections_open{0};
   std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> responses[6] = {};  // by status class (DataPlaneStats::responses)
   std::atomic<uint64_t> upstream_connects{0};
   std::atomic<uint64_t> upstream_reuses{0};
   std::atomic<uint64_t> upstream_open{0};
@@ -63,6 +64,11 @@ class Worker {
   Status Start();
   void Stop();
   void Wake();
+  // Drain makes the worker stop accepting (its listening sockets stop listening) and end every
+  // connection gracefully (ClientConnection::Drain). Any thread; Drained() turns true once the
+  // worker has no connection left.
+  void Drain();
+  bool Drained() const { return drained_.load(std::memory_order_acquire); }
 
   // Worker-thread API for connections.
   int index() const { return index_; }
@@ -100,6 +106,10 @@ class Worker {
   void SyncListeners(const DataPlaneSnapshot& snapshot);
   void Accept(Acceptor* acceptor);
   void CloseAll();
+  void BeginDrain();
+  // MaybeReportDrained marks the worker drained (once) when it drains and has no connection
+  // left; true when it did so just now.
+  bool MaybeReportDrained();
 
   DataPlane* const plane_;
   const int index_;
@@ -109,6 +119,9 @@ class Worker {
   std::unique_ptr<AccessLogBuffer> access_log_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> drain_{false};    // asked to drain (any thread)
+  std::atomic<bool> drained_{false};  // draining, and no connection left
+  bool draining_ = false;             // worker thread: BeginDrain ran
   mutable WorkerCounters counters_;  // written by the worker, read by DataPlane::Stats
 
   std::list<Pin> pins_;  // back(): current

@@ -1,0 +1,29 @@
+// data_plane_stats.h: DataPlaneStats, the data plane's traffic counters summed over its workers
+// (DataPlane::Stats), shown by the gateway admin API (/api/v1/dataplane, /metrics).
+//
+// Thread-safety: a value type.
+#ifndef PORTICO_GATEWAY_SERVER_DATA_PLANE_STATS_H_
+#define PORTICO_GATEWAY_SERVER_DATA_PLANE_STATS_H_
+
+#include <array>
+#include <cstdint>
+
+namespace portico::gateway::server {
+
+struct DataPlaneStats {
+  uint64_t generation = 0;  // of the configuration the workers serve
+  uint64_t workers = 0;
+  uint64_t connections_accepted = 0;
+  uint64_t connections_open = 0;
+  uint64_t requests = 0;
+  // Responses by status class: [1] 1xx ... [5] 5xx (499, a client gone before the answer, is
+  // a 4xx). [0] is unused.
+  std::array<uint64_t, 6> responses{};
+  uint64_t upstream_connects = 0;  // new upstream connections
+  uint64_t upstream_reuses = 0;    // requests sent on a pooled connection
+  uint64_t upstream_open = 0;      // upstream connections open (idle or in use)
+};
+
+}  // namespace portico::gateway::server
+
+#endif  // PORTICO_GATEWAY_SERVER_DATA_PLANE_STATS_H_
