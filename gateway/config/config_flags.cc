@@ -49,6 +49,8 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "Access log: stderr, stdout, a file path (appended) or off");
   Setting(app, flags, "--listen-address", &GatewayConfig::listen_address,
           "Address bound for Gateways without spec.addresses (default: the first advertised)");
+  Setting(app, flags, "--busy-poll-us", &GatewayConfig::busy_poll_us,
+          "After traffic, a worker polls this long (microseconds) before it sleeps (0: never)");
   Setting(app, flags, "--header-read-timeout-ms", &GatewayConfig::header_read_timeout_ms,
           "A request head must arrive within this (then 408)");
   Setting(app, flags, "--idle-timeout-ms", &GatewayConfig::idle_timeout_ms,

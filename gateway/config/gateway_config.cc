@@ -49,6 +49,7 @@ constexpr int64_t kDay = 24 * 3600 * 1000;
 
 std::vector<Range> DataPlaneRanges(const GatewayConfig& c) {
   return {
+      {"busy_poll_us", c.busy_poll_us, 0, 10'000},
       {"timeouts.header_read_ms", c.header_read_timeout_ms, 1, kDay},
       {"timeouts.idle_ms", c.idle_timeout_ms, 1, kDay},
       {"timeouts.connect_ms", c.connect_timeout_ms, 1, kDay},
@@ -174,6 +175,7 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, GatewayConfi
     }
   }
   PORTICO_RETURN_IF_ERROR(top.String("listen_address", &config->listen_address));
+  PORTICO_RETURN_IF_ERROR(top.Int("busy_poll_us", 0, 10'000, &config->busy_poll_us));
 
   Status status;
   if (const toml::table* serve = top.Table("serve", &status)) {

@@ -17,6 +17,8 @@
 //                                           #   a file path (appended), or "off"
 //   listen_address = ""                     # bound for Gateways without spec.addresses;
 //                                           #   "": the first of `addresses`
+//   busy_poll_us  = 50                      # after traffic a worker polls this long (µs)
+//                                           #   before it sleeps; 0: sleep at once
 //   [serve]                                 # what this gateway serves (one or both)
 //   gateways      = ["default/web"]         # "namespace/name" ("name": namespace default)
 //   gateway_class = "portico"
@@ -82,6 +84,7 @@ struct GatewayConfig {
   std::string log_level = "info";
   std::string access_log = "stderr";  // "stderr", "stdout", a file path, or "off"
   std::string listen_address;         // "": addresses.front() (or 0.0.0.0 when none)
+  int64_t busy_poll_us = 50;          // EventLoop busy polling (0: off)
   // [timeouts] (milliseconds)
   int64_t header_read_timeout_ms = 10'000;
   int64_t idle_timeout_ms = 60'000;

@@ -39,6 +39,7 @@ TEST(GatewayConfigTest, DefaultsWork) {
   EXPECT_EQ(config.snapshot_path, "");
   EXPECT_EQ(config.spool_dir, "");
   EXPECT_EQ(config.drain_timeout_ms, 5000);
+  EXPECT_EQ(config.busy_poll_us, 50);
   EXPECT_FALSE(config.sync_security.enabled);
   EXPECT_FALSE(DefaultGatewayName().empty());
 }
@@ -95,6 +96,7 @@ TEST(GatewayConfigTest, ParsesDataPlaneSettings) {
   Status status = ParseConfigToml(R"(
 access_log = "logs/access.log"
 listen_address = "0.0.0.0"
+busy_poll_us = 0
 [timeouts]
 header_read_ms = 5000
 idle_ms = 30000
@@ -113,6 +115,7 @@ upstream_keepalive = 16
   ASSERT_TRUE(status.ok()) << status;
   EXPECT_EQ(config.access_log, "/etc/portico/logs/access.log");
   EXPECT_EQ(config.ListenAddress(), "0.0.0.0");
+  EXPECT_EQ(config.busy_poll_us, 0);
   EXPECT_EQ(config.header_read_timeout_ms, 5000);
   EXPECT_EQ(config.idle_timeout_ms, 30000);
   EXPECT_EQ(config.connect_timeout_ms, 250);
@@ -154,6 +157,7 @@ TEST(GatewayConfigTest, ErrorsNameFileLineAndKey) {
       {"[timeouts]\nconnect_ms = 0\n", "g.toml:2: timeouts.connect_ms: 0 is out of range"},
       {"[limits]\nmax_headrs = 5\n", "g.toml:2: unknown setting \"limits.max_headrs\""},
       {"access_log = \"\"\n", "g.toml:1: access_log: empty"},
+      {"busy_poll_us = -1\n", "g.toml:1: busy_poll_us: -1 is out of range [0, 10000]"},
   };
   for (const Case& c : cases) {
     GatewayConfig config;
@@ -217,10 +221,10 @@ TEST(GatewayConfigFlagsTest, FlagsOverrideTheFileAndDefaultsDoNot) {
   std::ofstream(file) << "name = \"from-file\"\nworkers = 6\nsnapshot_path = \"snap\"\n"
                          "[serve]\ngateways = [\"a/b\"]\n[admin]\nport = 7000\n";
   ConfigFlags flags;
-  auto config = Parse(
-      {"portico-gateway", "--config", file.string(), "--admin-port", "0", "--gateway", "x/y",
-       "--gateway", "z", "--advertise-address", "192.0.2.7", "--controller", "ctl:5811", "--check"},
-      &flags);
+  auto config = Parse({"portico-gateway", "--config", file.string(), "--admin-port", "0",
+                       "--gateway", "x/y", "--gateway", "z", "--advertise-address", "192.0.2.7",
+                       "--controller", "ctl:5811", "--busy-poll-us", "7", "--check"},
+                      &flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->name, "from-file");                              // from the file
   EXPECT_EQ(config->workers, 6);                                     // flag default does not win
@@ -229,6 +233,7 @@ TEST(GatewayConfigFlagsTest, FlagsOverrideTheFileAndDefaultsDoNot) {
   EXPECT_EQ(config->gateways, (std::vector<std::string>{"x/y", "z"}));
   EXPECT_EQ(config->addresses, std::vector<std::string>{"192.0.2.7"});
   EXPECT_EQ(config->controller, "ctl:5811");
+  EXPECT_EQ(config->busy_poll_us, 7);
   EXPECT_TRUE(flags.check);
 
   ConfigFlags bad;

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -17,6 +18,15 @@ uint64_t MonotonicUs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000 + static_cast<uint64_t>(ts.tv_nsec) / 1000;
+}
+
+// CpuRelax tells the CPU this is a spin-wait (frees the core's resources for its sibling).
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
 }
 
 int64_t RealtimeUs() {
@@ -82,8 +92,9 @@ bool EventLoop::Poll(int timeout_ms) {
   if (timer_timeout >= 0 && (timeout_ms < 0 || timer_timeout < timeout_ms)) {
     timeout_ms = timer_timeout;
   }
-  int n = epoll_wait(epoll_fd_, events_, kMaxEvents, timeout_ms);
+  int n = Wait(timeout_ms);
   UpdateTime();
+  if (n > 0) last_event_us_ = now_us_;
   bool woken = false;
   for (int i = 0; i < n; ++i) {
     auto* handler = static_cast<EventHandler*>(events_[i].data.ptr);
@@ -99,6 +110,28 @@ bool EventLoop::Poll(int timeout_ms) {
   timers_->Advance(now_ms());
   RunDeferred();
   return !woken;
+}
+
+int EventLoop::Wait(int timeout_ms) {
+  if (busy_poll_us_ != 0 && timeout_ms != 0) {
+    const uint64_t start = MonotonicUs();
+    uint64_t spin_end = last_event_us_ + busy_poll_us_;
+    if (timeout_ms > 0) spin_end = std::min(spin_end, start + uint64_t{1000} * timeout_ms);
+    uint64_t now = start;
+    while (now < spin_end) {
+      int n = epoll_wait(epoll_fd_, events_, kMaxEvents, 0);
+      if (n != 0) return n;
+      const uint64_t next_look = now + kBusyPollGapUs;
+      do {
+        CpuRelax();
+        now = MonotonicUs();
+      } while (now < next_look);
+    }
+    // The time spun counts against the timeout.
+    if (timeout_ms > 0)
+      timeout_ms -= static_cast<int>(std::min<uint64_t>((now - start) / 1000, timeout_ms));
+  }
+  return epoll_wait(epoll_fd_, events_, kMaxEvents, timeout_ms);
 }
 
 void EventLoop::RunDeferred() {

@@ -29,6 +29,10 @@ struct ProxySettings {
   uint64_t max_body_bytes = 0;                  // request bodies; 0: unlimited (else 413)
   size_t max_idle_upstream_per_endpoint = 256;  // per worker
   size_t buffer_bytes = 16 * 1024;              // initial per-connection read buffer
+
+  // After traffic, a worker keeps polling this long (microseconds) before it sleeps (EventLoop
+  // busy polling); 0: it sleeps at once.
+  uint64_t busy_poll_us = 50;
 };
 
 }  // namespace portico::gateway::server

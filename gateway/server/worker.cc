@@ -64,6 +64,7 @@ Worker::~Worker() {
 
 Status Worker::Start() {
   PORTICO_ASSIGN_OR_RETURN(loop_, EventLoop::Create());
+  loop_->SetBusyPoll(settings_.busy_poll_us);
   upstream::UpstreamOptions options;
   options.buffer_bytes = settings_.buffer_bytes;
   options.max_idle_per_endpoint = settings_.max_idle_upstream_per_endpoint;
