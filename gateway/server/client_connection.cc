@@ -292,6 +292,7 @@ bool ClientConnection::FlushUpstream() {
   up_out_sent_ += from_out;
   const size_t from_pass = written - from_out;
   if (from_pass > 0) {
+    if (mirroring_) TeeMirror(in_.data(), from_pass);
     in_.Consume(from_pass);
     req_remaining_ -= from_pass;
     req_body_bytes_ += from_pass;
@@ -438,6 +439,9 @@ void ClientConnection::BeginRequestCommon() {
   req_body_bytes_ = 0;
   req_done_ = true;
   retried_ = false;
+  mirror_filters_.clear();
+  mirror_request_.clear();
+  mirroring_ = false;
   auto& counter = worker_->counters().requests;
   counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
@@ -565,7 +569,10 @@ bool ClientConnection::ApplyFilters(const std::vector<FilterSpec>& filters) {
         Redirect(filter.redirect);
         return false;
       case FilterKind::kMirror:
-        break;  // not implemented: mirrored traffic is dropped
+        if (!filter.mirror_key.empty() && worker_->mirrors().Roll(filter.mirror_percent)) {
+          mirror_filters_.push_back(&filter);
+        }
+        break;
       case FilterKind::kBinding:
         // filter_binding.v1 instances do not exist yet: a binding is always missing (500).
         RespondLocal(500, "filter_binding_missing", "filter not available\n");
@@ -628,8 +635,46 @@ void ClientConnection::Forward(const core::routing::Backend& backend) {
                           : kNever;
   last_activity_ms_ = now;
   BuildUpstreamHead();
+  if (!mirror_filters_.empty()) StartMirrors();
   phase_ = Phase::kProxy;
   ConnectUpstream();
+}
+
+void ClientConnection::StartMirrors() {
+  mirror_request_ = AddConnectionClose(up_out_);  // up_out_ holds just the head here
+  mirroring_ = true;
+  if (req_done_) DispatchMirrors();  // no body
+}
+
+void ClientConnection::TeeMirror(const char* data, size_t size) {
+  if (mirror_request_.size() + size > Mirrors::kMaxBytes) {
+    // Too big to copy: this request is not mirrored.
+    for (size_t i = 0; i < mirror_filters_.size(); ++i) worker_->mirrors().CountDropped();
+    mirroring_ = false;
+    std::string().swap(mirror_request_);
+    return;
+  }
+  mirror_request_.append(data, size);
+}
+
+void ClientConnection::DispatchMirrors() {
+  if (!mirroring_) return;
+  mirroring_ = false;
+  const core::routing::BackendTable& backends = *pin_->snapshot->backends;
+  for (size_t i = 0; i < mirror_filters_.size(); ++i) {
+    const core::routing::Backend* backend = backends.Find(mirror_filters_[i]->mirror_key);
+    upstream::EndpointPool* endpoint = nullptr;
+    if (backend != nullptr && !backend->endpoints.empty())
+      endpoint = worker_->PickEndpoint(*backend);
+    if (endpoint == nullptr) {
+      worker_->mirrors().CountDropped();
+      continue;
+    }
+    std::string copy =
+        i + 1 == mirror_filters_.size() ? std::move(mirror_request_) : mirror_request_;
+    worker_->mirrors().Send(endpoint->address(), endpoint->address_length(), std::move(copy));
+  }
+  mirror_request_.clear();
 }
 
 void ClientConnection::BuildUpstreamHead() {
@@ -711,6 +756,7 @@ bool ClientConnection::PumpRequestBody() {
         Fail(400, req_decoder_.error().reason);
         return true;
       }
+      const size_t framed_from = up_out_.size();
       if (!step.data.empty()) {
         http::AppendChunkHeader(step.data.size(), &up_out_);
         up_out_.append(step.data);
@@ -722,6 +768,7 @@ bool ClientConnection::PumpRequestBody() {
         http::AppendLastChunk(req_decoder_.trailer_block(), &up_out_);
         req_done_ = true;
       }
+      if (mirroring_) TeeMirror(up_out_.data() + framed_from, up_out_.size() - framed_from);
       const uint64_t max_body = worker_->settings().max_body_bytes;
       if (max_body != 0 && req_body_bytes_ > max_body) {
         close_after_ = true;
@@ -742,7 +789,10 @@ bool ClientConnection::PumpRequestBody() {
       up_out_sent_ = 0;
     }
     if (req_framing_ == BodyFraming::kContentLength && req_remaining_ == 0) req_done_ = true;
-    if (req_done_) break;
+    if (req_done_) {
+      DispatchMirrors();
+      break;
+    }
     // Read more of the body when the buffer has been handed on.
     const bool need_input = req_framing_ == BodyFraming::kContentLength
                                 ? in_.empty()

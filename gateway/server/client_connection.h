@@ -94,6 +94,11 @@ class ClientConnection final : public EventHandler,
   void ResetForNextRequest();
   void RouteAndForward();
   bool ApplyFilters(const std::vector<core::routing::FilterSpec>& filters);
+  // Mirroring (RequestMirror): the forwarded request is copied as it goes upstream and handed
+  // to the worker's Mirrors once its body is complete.
+  void StartMirrors();
+  void TeeMirror(const char* data, size_t size);
+  void DispatchMirrors();
   void Forward(const core::routing::Backend& backend);
   bool ConnectUpstream();
   void BuildUpstreamHead();
@@ -160,6 +165,9 @@ class ClientConnection final : public EventHandler,
   uint64_t req_body_bytes_ = 0;
   http::ChunkedDecoder req_decoder_;
   bool req_done_ = true;
+  std::vector<const core::routing::FilterSpec*> mirror_filters_;  // this request's mirrors
+  std::string mirror_request_;  // the copy being built (head with Connection: close, body)
+  bool mirroring_ = false;      // body bytes are copied into mirror_request_
 
   // Response (upstream -> client).
   ResponseState resp_state_ = ResponseState::kAwaitHead;

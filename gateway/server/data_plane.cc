@@ -198,6 +198,8 @@ DataPlaneStats DataPlane::Stats() const {
     stats.upstream_connects += get(c.upstream_connects);
     stats.upstream_reuses += get(c.upstream_reuses);
     stats.upstream_open += get(c.upstream_open);
+    stats.mirror_requests += get(c.mirror_requests);
+    stats.mirror_failures += get(c.mirror_failures);
   }
   return stats;
 }

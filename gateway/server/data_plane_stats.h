@@ -22,6 +22,8 @@ struct DataPlaneStats {
   uint64_t upstream_connects = 0;  // new upstream connections
   uint64_t upstream_reuses = 0;    // requests sent on a pooled connection
   uint64_t upstream_open = 0;      // upstream connections open (idle or in use)
+  uint64_t mirror_requests = 0;    // RequestMirror copies written in full
+  uint64_t mirror_failures = 0;    // copies dropped, refused, reset or timed out
 };
 
 }  // namespace portico::gateway::server

@@ -562,6 +562,66 @@ TEST_F(ProxyTest, FiltersModifyHeadersAndRewriteUrls) {
   EXPECT_EQ(r.headers.count("content-type"), 0u);
 }
 
+TEST_F(ProxyTest, RequestMirrorSendsACopyAndIgnoresItsAnswer) {
+  SnapshotBuilder b = Base();
+  // infra/dead:80 has an endpoint nobody listens on.
+  ReservedPort dead;
+  AddService(&b, "dead", dead.port());
+  AddRoute(
+      &b,
+      {RuleEntry(
+           0, "Prefix", "/m",
+           BackendsAction({{"infra/a:80", 1}}, R"([{"builtin":"mirror","key":"infra/b:80"}])")),
+       RuleEntry(1, "Prefix", "/never",
+                 BackendsAction({{"infra/a:80", 1}}, R"([{"builtin":"mirror","key":"infra/b:80",)"
+                                                     R"("percent":0}])")),
+       RuleEntry(2, "Prefix", "/dead",
+                 BackendsAction({{"infra/a:80", 1}},
+                                R"([{"builtin":"mirror","key":"infra/dead:80"}])"))});
+  Apply(b);
+  TestClient client(port_.port());
+
+  // A GET: the client gets a's answer; b gets the same request, asked to close.
+  Response r = client.Get("/m/x?q=1", "example.com", "X-Trace: t1\r\n");
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.body, "upstream=a target=/m/x?q=1\n");
+  ASSERT_TRUE(WaitFor([&] { return b_.requests() == 1; }));
+  ReceivedRequest copy = b_.last();
+  EXPECT_EQ(copy.method, "GET");
+  EXPECT_EQ(copy.target, "/m/x?q=1");
+  EXPECT_EQ(copy.headers["host"], "example.com");
+  EXPECT_EQ(copy.headers["x-trace"], "t1");
+  EXPECT_EQ(copy.headers["connection"], "close");
+  EXPECT_EQ(copy.headers["x-forwarded-for"], "127.0.0.1");
+
+  // Bodies are copied whole, Content-Length and chunked.
+  ASSERT_TRUE(
+      client.Send("POST /m/post HTTP/1.1\r\nHost: example.com\r\nContent-Length: 11\r\n"
+                  "\r\nhello world"));
+  r = client.Read();
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.body, "upstream=a target=/m/post\nhello world");
+  ASSERT_TRUE(WaitFor([&] { return b_.requests() == 2; }));
+  EXPECT_EQ(b_.last().body, "hello world");
+  ASSERT_TRUE(
+      client.Send("POST /m/chunks HTTP/1.1\r\nHost: example.com\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n there\r\n0\r\n\r\n"));
+  r = client.Read();
+  ASSERT_EQ(r.status, 200) << r.error;
+  ASSERT_TRUE(WaitFor([&] { return b_.requests() == 3; }));
+  EXPECT_EQ(b_.last().body, "hello there");
+  EXPECT_TRUE(b_.last().chunked);
+
+  // percent 0 mirrors nothing; a mirror that refuses costs the client nothing.
+  EXPECT_EQ(client.Get("/never").status, 200);
+  EXPECT_EQ(client.Get("/dead/x").status, 200);
+  ASSERT_TRUE(WaitFor([&] { return plane_->Stats().mirror_failures == 1; }))
+      << plane_->Stats().mirror_failures;
+  EXPECT_EQ(plane_->Stats().mirror_requests, 3u);
+  EXPECT_EQ(b_.requests(), 3u);
+  EXPECT_EQ(a_.requests(), 5u);
+}
+
 TEST_F(ProxyTest, WeightedBackendsAreInterleavedSmoothly) {
   SnapshotBuilder b = Base();
   AddRoute(&b, {RuleEntry(0, "Prefix", "/",

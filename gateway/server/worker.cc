@@ -71,6 +71,7 @@ Status Worker::Start() {
   options.idle_timeout_ms = settings_.upstream_idle_timeout_ms;
   options.response_limits = settings_.response_limits;
   pool_ = std::make_unique<upstream::UpstreamPool>(loop_.get(), options);
+  mirrors_ = std::make_unique<Mirrors>(loop_.get(), settings_.upstream_timeout_ms);
   if (plane_->options().access_log != nullptr) {
     access_log_ = std::make_unique<AccessLogBuffer>(plane_->options().access_log);
   }
@@ -153,6 +154,8 @@ void Worker::PublishCounters() {
   counters_.upstream_connects.store(pool_->connects(), std::memory_order_relaxed);
   counters_.upstream_reuses.store(pool_->reuses(), std::memory_order_relaxed);
   counters_.upstream_open.store(pool_->connections(), std::memory_order_relaxed);
+  counters_.mirror_requests.store(mirrors_->sent(), std::memory_order_relaxed);
+  counters_.mirror_failures.store(mirrors_->failed(), std::memory_order_relaxed);
 }
 
 void Worker::Repin() {

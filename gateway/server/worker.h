@@ -26,6 +26,7 @@
 #include "core/runtime/routing/route_types.h"
 #include "gateway/server/access_log.h"
 #include "gateway/server/event_loop.h"
+#include "gateway/server/mirrors.h"
 #include "gateway/server/proxy_settings.h"
 #include "gateway/upstream/upstream_pool.h"
 
@@ -52,6 +53,8 @@ struct WorkerCounters {
   std::atomic<uint64_t> upstream_connects{0};
   std::atomic<uint64_t> upstream_reuses{0};
   std::atomic<uint64_t> upstream_open{0};
+  std::atomic<uint64_t> mirror_requests{0};  // Mirrors::sent
+  std::atomic<uint64_t> mirror_failures{0};  // Mirrors::failed
 };
 
 class Worker {
@@ -76,6 +79,7 @@ class Worker {
   const ProxySettings& settings() const { return settings_; }
   upstream::UpstreamPool& pool() { return *pool_; }
   AccessLogBuffer* access_log() { return access_log_.get(); }
+  Mirrors& mirrors() { return *mirrors_; }
   WorkerCounters& counters() const { return counters_; }
 
   // AcquirePin returns the current pin with one more request on it; ReleasePin drops one.
@@ -116,6 +120,7 @@ class Worker {
   const ProxySettings settings_;
   std::unique_ptr<EventLoop> loop_;
   std::unique_ptr<upstream::UpstreamPool> pool_;
+  std::unique_ptr<Mirrors> mirrors_;
   std::unique_ptr<AccessLogBuffer> access_log_;
   std::thread thread_;
   std::atomic<bool> stop_{false};

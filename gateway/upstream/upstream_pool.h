@@ -99,6 +99,8 @@ class EndpointPool {
 
   // "ip:port" ("[v6]:port"), for the access log.
   const std::string& name() const { return name_; }
+  const sockaddr_storage& address() const { return address_; }
+  socklen_t address_length() const { return length_; }
   size_t idle() const { return idle_.size(); }
   size_t active() const { return active_; }
 

@@ -41,6 +41,7 @@ import glob
 import http.client
 import os
 import platform
+import random
 import re
 import shutil
 import signal
@@ -81,10 +82,30 @@ def log(msg):
     sys.stderr.flush()
 
 
+def ephemeral_range():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(x) for x in f.read().split())
+            return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the kernel's ephemeral range: the proxies bind it later, and a port
+    from the ephemeral range could meanwhile be handed to a process binding port 0 (a
+    controller's admin or sync port)."""
+    low, _ = ephemeral_range()
+    candidates = list(range(max(1024, low - 12000), low))
+    random.shuffle(candidates)
+    for port in candidates:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 def http_status(port, path=PATH, host=HOST, timeout=5):
