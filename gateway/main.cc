@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
   settings.header_read_timeout_ms = static_cast<uint64_t>(config->header_read_timeout_ms);
   settings.idle_timeout_ms = static_cast<uint64_t>(config->idle_timeout_ms);
   settings.busy_poll_us = static_cast<uint64_t>(config->busy_poll_us);
+  settings.escaped_slashes = *portico::gateway::http::ParseEscapedSlashes(config->escaped_slashes);
   settings.connect_timeout_ms = static_cast<uint64_t>(config->connect_timeout_ms);
   settings.upstream_timeout_ms = static_cast<uint64_t>(config->upstream_timeout_ms);
   settings.upstream_idle_timeout_ms = static_cast<uint64_t>(config->upstream_idle_timeout_ms);

@@ -51,6 +51,9 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "Address bound for Gateways without spec.addresses (default: the first advertised)");
   Setting(app, flags, "--busy-poll-us", &GatewayConfig::busy_poll_us,
           "After traffic, a worker polls this long (microseconds) before it sleeps (0: never)");
+  Setting(app, flags, "--escaped-slashes", &GatewayConfig::escaped_slashes,
+          "A path holding %2F or %5C: KeepUnchanged, RejectRequest (400), UnescapeAndForward or "
+          "UnescapeAndRedirect (307 to the decoded path; the default)");
   Setting(app, flags, "--header-read-timeout-ms", &GatewayConfig::header_read_timeout_ms,
           "A request head must arrive within this (then 408)");
   Setting(app, flags, "--idle-timeout-ms", &GatewayConfig::idle_timeout_ms,

@@ -8,6 +8,7 @@
 //   --snapshot-path FILE  --spool-dir DIR
 //   --admin-address ADDR  --admin-port N  --admin-port-file PATH
 //   --workers N  --log-level LEVEL  --access-log DEST  --listen-address ADDR  --busy-poll-us N
+//   --escaped-slashes ACTION
 //   --header-read-timeout-ms --idle-timeout-ms --connect-timeout-ms --upstream-timeout-ms
 //   --upstream-idle-timeout-ms --drain-timeout-ms --max-request-line --max-header-bytes
 //   --max-headers --max-body-bytes --upstream-keepalive N  --check

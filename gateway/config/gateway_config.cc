@@ -1,6 +1,7 @@
 #include "gateway/config/gateway_config.h"
 
 #include "core/common/toml_reader.h"
+#include "gateway/http/path_normalize.h"
 
 #include <toml++/toml.h>
 #include <unistd.h>
@@ -46,6 +47,11 @@ struct Range {
 };
 
 constexpr int64_t kDay = 24 * 3600 * 1000;
+
+std::string EscapedSlashesError(const std::string& value) {
+  return "\"" + value +
+         "\" is not one of KeepUnchanged, RejectRequest, UnescapeAndForward, UnescapeAndRedirect";
+}
 
 std::vector<Range> DataPlaneRanges(const GatewayConfig& c) {
   return {
@@ -107,6 +113,9 @@ Status GatewayConfig::Validate() const {
                                 "\" is not one of trace, debug, info, warn, error, critical, off");
   }
   if (admin_address.empty()) return InvalidArgumentError("admin.address: empty");
+  if (!http::ParseEscapedSlashes(escaped_slashes).has_value()) {
+    return InvalidArgumentError("escaped_slashes: " + EscapedSlashesError(escaped_slashes));
+  }
   if (access_log.empty()) {
     return InvalidArgumentError(
         "access_log: empty (use \"off\", \"stderr\", \"stdout\" or a path)");
@@ -176,6 +185,10 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, GatewayConfi
   }
   PORTICO_RETURN_IF_ERROR(top.String("listen_address", &config->listen_address));
   PORTICO_RETURN_IF_ERROR(top.Int("busy_poll_us", 0, 10'000, &config->busy_poll_us));
+  PORTICO_RETURN_IF_ERROR(top.String("escaped_slashes", &config->escaped_slashes));
+  if (!http::ParseEscapedSlashes(config->escaped_slashes).has_value()) {
+    return top.ErrorAt("escaped_slashes", EscapedSlashesError(config->escaped_slashes));
+  }
 
   Status status;
   if (const toml::table* serve = top.Table("serve", &status)) {

@@ -19,6 +19,9 @@
 //                                           #   "": the first of `addresses`
 //   busy_poll_us  = 50                      # after traffic a worker polls this long (µs)
 //                                           #   before it sleeps; 0: sleep at once
+//   escaped_slashes = "UnescapeAndRedirect" # a path with %2F/%5C: "KeepUnchanged",
+//                                           #   "RejectRequest" (400), "UnescapeAndForward",
+//                                           #   "UnescapeAndRedirect" (307 to the decoded path)
 //   [serve]                                 # what this gateway serves (one or both)
 //   gateways      = ["default/web"]         # "namespace/name" ("name": namespace default)
 //   gateway_class = "portico"
@@ -85,6 +88,7 @@ struct GatewayConfig {
   std::string access_log = "stderr";  // "stderr", "stdout", a file path, or "off"
   std::string listen_address;         // "": addresses.front() (or 0.0.0.0 when none)
   int64_t busy_poll_us = 50;          // EventLoop busy polling (0: off)
+  std::string escaped_slashes = "UnescapeAndRedirect";  // http::ParseEscapedSlashes names
   // [timeouts] (milliseconds)
   int64_t header_read_timeout_ms = 10'000;
   int64_t idle_timeout_ms = 60'000;

@@ -40,6 +40,7 @@ TEST(GatewayConfigTest, DefaultsWork) {
   EXPECT_EQ(config.spool_dir, "");
   EXPECT_EQ(config.drain_timeout_ms, 5000);
   EXPECT_EQ(config.busy_poll_us, 50);
+  EXPECT_EQ(config.escaped_slashes, "UnescapeAndRedirect");
   EXPECT_FALSE(config.sync_security.enabled);
   EXPECT_FALSE(DefaultGatewayName().empty());
 }
@@ -97,6 +98,7 @@ TEST(GatewayConfigTest, ParsesDataPlaneSettings) {
 access_log = "logs/access.log"
 listen_address = "0.0.0.0"
 busy_poll_us = 0
+escaped_slashes = "KeepUnchanged"
 [timeouts]
 header_read_ms = 5000
 idle_ms = 30000
@@ -116,6 +118,7 @@ upstream_keepalive = 16
   EXPECT_EQ(config.access_log, "/etc/portico/logs/access.log");
   EXPECT_EQ(config.ListenAddress(), "0.0.0.0");
   EXPECT_EQ(config.busy_poll_us, 0);
+  EXPECT_EQ(config.escaped_slashes, "KeepUnchanged");
   EXPECT_EQ(config.header_read_timeout_ms, 5000);
   EXPECT_EQ(config.idle_timeout_ms, 30000);
   EXPECT_EQ(config.connect_timeout_ms, 250);
@@ -158,6 +161,7 @@ TEST(GatewayConfigTest, ErrorsNameFileLineAndKey) {
       {"[limits]\nmax_headrs = 5\n", "g.toml:2: unknown setting \"limits.max_headrs\""},
       {"access_log = \"\"\n", "g.toml:1: access_log: empty"},
       {"busy_poll_us = -1\n", "g.toml:1: busy_poll_us: -1 is out of range [0, 10000]"},
+      {"escaped_slashes = \"Keep\"\n", "g.toml:1: escaped_slashes: \"Keep\" is not one of"},
   };
   for (const Case& c : cases) {
     GatewayConfig config;

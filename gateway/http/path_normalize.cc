@@ -1,5 +1,7 @@
 #include "gateway/http/path_normalize.h"
 
+#include <cstring>
+
 #include "gateway/http/header_util.h"
 
 namespace portico::gateway::http {
@@ -84,6 +86,51 @@ bool NormalizePath(std::string_view path, std::string* out) {
   }
   if (out->empty()) out->push_back('/');
   return true;
+}
+
+std::optional<EscapedSlashes> ParseEscapedSlashes(std::string_view name) {
+  if (name == "KeepUnchanged") return EscapedSlashes::kKeepUnchanged;
+  if (name == "RejectRequest") return EscapedSlashes::kRejectRequest;
+  if (name == "UnescapeAndForward") return EscapedSlashes::kUnescapeAndForward;
+  if (name == "UnescapeAndRedirect") return EscapedSlashes::kUnescapeAndRedirect;
+  return std::nullopt;
+}
+
+namespace {
+
+// EscapedSlashAt is the character "%2F"/"%5C" at path[i] stands for, or 0.
+char EscapedSlashAt(std::string_view path, size_t i) {
+  if (path[i] != '%' || i + 2 >= path.size()) return 0;
+  const char hi = path[i + 1];
+  const char lo = static_cast<char>(path[i + 2] | 0x20);  // lower-case a letter
+  if (hi == '2' && lo == 'f') return '/';
+  if (hi == '5' && lo == 'c') return '\\';
+  return 0;
+}
+
+}  // namespace
+
+bool HasEscapedSlash(std::string_view path) {
+  for (const char* p = static_cast<const char*>(std::memchr(path.data(), '%', path.size()));
+       p != nullptr;) {
+    const size_t i = static_cast<size_t>(p - path.data());
+    if (EscapedSlashAt(path, i) != 0) return true;
+    p = static_cast<const char*>(std::memchr(p + 1, '%', path.size() - i - 1));
+  }
+  return false;
+}
+
+void UnescapeSlashes(std::string_view path, std::string* out) {
+  out->clear();
+  out->reserve(path.size());
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (char c = EscapedSlashAt(path, i); c != 0) {
+      out->push_back(c);
+      i += 2;
+    } else {
+      out->push_back(path[i]);
+    }
+  }
 }
 
 }  // namespace portico::gateway::http

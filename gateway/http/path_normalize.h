@@ -7,10 +7,15 @@
 //  - runs of '/' are merged into one;
 //  - "." and ".." segments are removed (RFC 3986 §5.2.4; ".." never climbs above the root).
 //
+// Escaped slashes ("%2F", "%5C", any case) are a policy of their own (EscapedSlashes, Envoy
+// Gateway's ClientTrafficPolicy path.escapedSlashesAction): kept encoded, rejected, or decoded
+// (UnescapeSlashes) before NormalizePath, and then forwarded or redirected to.
+//
 // Thread-safety: pure function. Allocation: writes into the caller's string (capacity reused).
 #ifndef PORTICO_GATEWAY_HTTP_PATH_NORMALIZE_H_
 #define PORTICO_GATEWAY_HTTP_PATH_NORMALIZE_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +25,24 @@ namespace portico::gateway::http {
 // query) to *out. It returns false, leaving *out unspecified, when `path` does not start with
 // '/' or holds a malformed escape ('%' not followed by two hex digits): answer 400.
 bool NormalizePath(std::string_view path, std::string* out);
+
+// EscapedSlashes is what a path holding "%2F" or "%5C" gets.
+enum class EscapedSlashes {
+  kKeepUnchanged,        // routed and forwarded encoded (never splits a segment)
+  kRejectRequest,        // 400
+  kUnescapeAndForward,   // decoded ('/' and '\\'), normalized, routed and forwarded
+  kUnescapeAndRedirect,  // 307 to the decoded, normalized path (Envoy Gateway's default)
+};
+
+// ParseEscapedSlashes reads Envoy Gateway's names: "KeepUnchanged", "RejectRequest",
+// "UnescapeAndForward", "UnescapeAndRedirect"; nullopt for anything else.
+std::optional<EscapedSlashes> ParseEscapedSlashes(std::string_view name);
+
+// HasEscapedSlash reports whether `path` holds "%2F" or "%5C" (any case).
+bool HasEscapedSlash(std::string_view path);
+// UnescapeSlashes writes `path` to *out with "%2F" decoded to '/' and "%5C" to '\\' (other
+// escapes untouched; NormalizePath handles them).
+void UnescapeSlashes(std::string_view path, std::string* out);
 
 }  // namespace portico::gateway::http
 

@@ -59,5 +59,30 @@ TEST(PathNormalizeTest, MalformedPathsAreRefused) {
   }
 }
 
+TEST(PathNormalizeTest, EscapedSlashesAreFoundAndDecodedAlone) {
+  EXPECT_TRUE(HasEscapedSlash("/a%2fb"));
+  EXPECT_TRUE(HasEscapedSlash("/a%2Fb"));
+  EXPECT_TRUE(HasEscapedSlash("/a%5cb"));
+  EXPECT_TRUE(HasEscapedSlash("/%41%5C"));
+  EXPECT_FALSE(HasEscapedSlash("/a%252Fb"));  // an escaped '%' then "2Fb"
+  EXPECT_FALSE(HasEscapedSlash("/a%2"));
+  EXPECT_FALSE(HasEscapedSlash("/a/b%20c"));
+  std::string out;
+  UnescapeSlashes("/a%2fb%5C..%2F%41%252F", &out);
+  EXPECT_EQ(out, "/a/b\\../%41%252F");  // only the slashes are decoded
+  EXPECT_EQ(Normal(out), "/a/b\\../A%252F");
+  UnescapeSlashes("/public%2F..%2Fadmin", &out);
+  EXPECT_EQ(Normal(out), "/admin");
+}
+
+TEST(PathNormalizeTest, EscapedSlashActionsHaveEnvoyGatewaysNames) {
+  EXPECT_EQ(ParseEscapedSlashes("KeepUnchanged"), EscapedSlashes::kKeepUnchanged);
+  EXPECT_EQ(ParseEscapedSlashes("RejectRequest"), EscapedSlashes::kRejectRequest);
+  EXPECT_EQ(ParseEscapedSlashes("UnescapeAndForward"), EscapedSlashes::kUnescapeAndForward);
+  EXPECT_EQ(ParseEscapedSlashes("UnescapeAndRedirect"), EscapedSlashes::kUnescapeAndRedirect);
+  EXPECT_EQ(ParseEscapedSlashes("unescapeandredirect"), std::nullopt);
+  EXPECT_EQ(ParseEscapedSlashes(""), std::nullopt);
+}
+
 }  // namespace
 }  // namespace portico::gateway::http

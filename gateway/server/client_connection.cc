@@ -451,10 +451,19 @@ void ClientConnection::StartRequest() {
   method_.assign(head.method);
   // Routed and forwarded in normal form (gateway/http/path_normalize.h); "*" (OPTIONS) as is.
   bool path_ok = true;
+  http::EscapedSlashes slashes = http::EscapedSlashes::kKeepUnchanged;  // what applies here
   if (head.path == "*") {
     path_.assign(head.path);
   } else {
-    path_ok = http::NormalizePath(head.path, &path_);
+    std::string_view path = head.path;
+    if (worker_->settings().escaped_slashes != slashes && http::HasEscapedSlash(path)) {
+      slashes = worker_->settings().escaped_slashes;
+      if (slashes != http::EscapedSlashes::kRejectRequest) {
+        http::UnescapeSlashes(path, &scratch_);
+        path = scratch_;
+      }
+    }
+    path_ok = http::NormalizePath(path, &path_);
   }
   query_.assign(head.query);
   host_.assign(head.host);
@@ -478,6 +487,16 @@ void ClientConnection::StartRequest() {
   const uint64_t max_body = worker_->settings().max_body_bytes;
   if (!path_ok) {
     RespondLocal(400, "invalid_path", "invalid path: a '%' not followed by two hex digits\n");
+  } else if (slashes == http::EscapedSlashes::kRejectRequest) {
+    RespondLocal(400, "escaped_slash", "invalid path: an escaped slash (%2F or %5C)\n");
+  } else if (slashes == http::EscapedSlashes::kUnescapeAndRedirect) {
+    // As Envoy: a path-only Location, so the client asks again for the decoded path.
+    location_.assign(path_);
+    if (!query_.empty()) {
+      location_.push_back('?');
+      location_.append(query_);
+    }
+    RespondLocal(307, "escaped_slash_redirect", {}, location_);
   } else if (max_body != 0 && head.framing == BodyFraming::kContentLength &&
              head.content_length > max_body) {
     RespondLocal(413, "body_too_large", http::StatusReason(413));

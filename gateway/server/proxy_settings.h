@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "gateway/http/message.h"
+#include "gateway/http/path_normalize.h"
 
 namespace portico::gateway::server {
 
@@ -33,6 +34,9 @@ struct ProxySettings {
   // After traffic, a worker keeps polling this long (microseconds) before it sleeps (EventLoop
   // busy polling); 0: it sleeps at once.
   uint64_t busy_poll_us = 50;
+
+  // A request path holding %2F or %5C (Envoy Gateway's default: a 307 to the decoded path).
+  http::EscapedSlashes escaped_slashes = http::EscapedSlashes::kUnescapeAndRedirect;
 };
 
 }  // namespace portico::gateway::server

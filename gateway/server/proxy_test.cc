@@ -154,7 +154,6 @@ TEST_F(ProxyTest, PathsAreRoutedAndForwardedInNormalForm) {
       {"//admin", "upstream=b target=/admin\n"},
       {"/./admin/./y/", "upstream=b target=/admin/y/\n"},
       {"/%61dmin/%7e?q=%41", "upstream=b target=/admin/~?q=%41\n"},  // the query is untouched
-      {"/a%2fb", "upstream=a target=/a%2Fb\n"},                      // an encoded slash stays
       {"/../../etc", "upstream=a target=/etc\n"}};
   for (const auto& [path, body] : cases) {
     Response r = client.Get(path);
@@ -170,6 +169,50 @@ TEST_F(ProxyTest, PathsAreRoutedAndForwardedInNormalForm) {
     return ReadLog().find(R"("path":"/x%zz")") != std::string::npos &&
            ReadLog().find(R"("reason":"invalid_path")") != std::string::npos;
   }));
+}
+
+TEST_F(ProxyTest, EscapedSlashesAreRedirectedToTheDecodedPathByDefault) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/admin", BackendsAction({{"infra/b:80", 1}})),
+                RuleEntry(1, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  Response r = client.Get("/public%2F..%2fadmin/x?q=%2F");
+  EXPECT_EQ(r.status, 307);
+  EXPECT_EQ(r.headers["location"], "/admin/x?q=%2F");  // the query is untouched
+  r = client.Get("/a%5Cb");
+  EXPECT_EQ(r.status, 307);
+  EXPECT_EQ(r.headers["location"], "/a\\b");
+  EXPECT_EQ(a_.requests() + b_.requests(), 0u);
+  r = client.Get("/admin/x?q=%2F");  // where the redirect leads: served
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "upstream=b target=/admin/x?q=%2F\n");
+}
+
+TEST_F(ProxyTest, EscapedSlashesCanBeKeptRejectedOrDecoded) {
+  struct Case {
+    http::EscapedSlashes action;
+    int status;
+    std::string body;
+  };
+  const std::vector<Case> cases = {
+      {http::EscapedSlashes::kKeepUnchanged, 200, "upstream=a target=/public%2F..%2Fadmin\n"},
+      {http::EscapedSlashes::kRejectRequest, 400, "invalid path: an escaped slash (%2F or %5C)\n"},
+      {http::EscapedSlashes::kUnescapeAndForward, 200, "upstream=b target=/admin\n"}};
+  for (const Case& c : cases) {
+    ProxySettings settings;
+    settings.escaped_slashes = c.action;
+    StartPlane(settings);
+    generation_ = 0;
+    SnapshotBuilder b = Base();
+    AddRoute(&b, {RuleEntry(0, "Prefix", "/admin", BackendsAction({{"infra/b:80", 1}})),
+                  RuleEntry(1, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+    Apply(b);
+    TestClient client(port_.port());
+    Response r = client.Get("/public%2f..%2Fadmin");
+    EXPECT_EQ(r.status, c.status) << static_cast<int>(c.action);
+    EXPECT_EQ(r.body, c.body) << static_cast<int>(c.action);
+  }
 }
 
 TEST_F(ProxyTest, NoRouteIs404) {

@@ -5,7 +5,9 @@ echo backends on loopback, real traffic from wrk while the configuration changes
   - route changes under load: wrk runs against a stable route while other routes are added,
     edited and removed and the stable route itself is edited; zero errors, zero non-2xx;
   - listeners added and removed while traffic runs: a second listener appears (serves), then
-    disappears (refuses connections) while the first one's traffic keeps flowing without errors.
+    disappears (refuses connections) while the first one's traffic keeps flowing without errors;
+  - SIGTERM drains: a request in flight finishes (with "Connection: close"), an idle keep-alive
+    connection is closed, new connections are refused, and the gateway exits 0.
 
 Run: dataplane_test.py --build BUILD_DIR. Waits have deadlines; nothing sleeps to synchronise
 (the edits are paced while wrk runs, which is the point of the test, not synchronisation).
@@ -15,6 +17,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -26,16 +29,10 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
-from portico_procs import Binaries, Controller, Gateway, wait_until  # noqa: E402
+from portico_procs import Binaries, Controller, Gateway, free_port, wait_until  # noqa: E402
 from echo_backend import EchoPod, EchoServers  # noqa: E402
 
 BINARIES = None
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write(conf, name, text):
@@ -172,6 +169,52 @@ class DataPlaneTest(unittest.TestCase):
         self.assertGreater(result["requests"], 100, result["output"])
         self.assertEqual(result["non2xx"], 0, result["output"])
         self.assertEqual(result["socket_errors"], 0, result["output"])
+
+    def test_sigterm_lets_requests_in_flight_finish(self):
+        host = ("127.0.0.1", self.port)
+        idle = socket.create_connection(host, timeout=10)
+        idle.sendall(b"GET /stable HTTP/1.1\r\nHost: a\r\n\r\n")
+        self.assertIn(b" 200 ", read_response(idle))
+        before = self.gateway.api("/api/v1/dataplane")["requests"]
+        busy = socket.create_connection(host, timeout=10)
+        busy.sendall(b"GET /stable?delay=1s HTTP/1.1\r\nHost: a\r\n\r\n")
+        wait_until(lambda: self.gateway.api("/api/v1/dataplane")["requests"] > before, 10,
+                   "the slow request to reach the gateway")
+        self.gateway.send_signal(signal.SIGTERM)
+
+        def refused():
+            try:
+                socket.create_connection(host, timeout=1).close()
+                return False
+            except OSError:
+                return True
+        wait_until(refused, 10, "new connections to be refused")
+        self.assertEqual(idle.recv(1), b"", "the idle connection was not closed")
+        answer = read_response(busy)
+        self.assertIn(b" 200 ", answer.split(b"\r\n")[0])
+        self.assertIn(b"\r\nconnection: close\r\n", answer.lower())
+        self.assertEqual(busy.recv(1), b"", "the drained connection stayed open")
+        self.assertEqual(self.gateway.process.wait(timeout=20), 0, self.gateway.tail(20))
+        idle.close()
+        busy.close()
+
+
+def read_response(sock):
+    """One HTTP/1.1 response with a Content-Length body (head and body bytes)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise AssertionError("connection closed before a response head: %r" % data)
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(re.search(rb"(?i)\r\ncontent-length: *(\d+)", head).group(1))
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise AssertionError("connection closed in the body")
+        body += chunk
+    return head + b"\r\n\r\n" + body
 
 
 def main():

@@ -11,8 +11,10 @@ synchronise: `wait_until` polls a condition with a deadline. Only the Python 3 s
 
 import json
 import os
+import random
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -80,6 +82,26 @@ class Admin:
         if status != 200:
             raise AssertionError("GET %s: %d %s" % (path, status, body))
         return body
+
+
+def free_port(address="127.0.0.1"):
+    """A free port below the kernel's ephemeral range, for a listener bound later (a Gateway's,
+    a proxy's): a port from the ephemeral range could meanwhile go to a process binding port 0
+    (a controller's admin or sync port)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    for _ in range(1000):
+        port = random.randrange(max(1024, low - 12000), low)
+        with socket.socket() as s:
+            try:
+                s.bind((address, port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 def read_port(path):

@@ -10,7 +10,6 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -18,7 +17,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from portico_procs import Binaries, Controller, Gateway, wait_until  # noqa: E402
+from portico_procs import Binaries, Controller, Gateway, free_port, wait_until  # noqa: E402
 
 BINARIES = None
 GW = "gateway.networking.k8s.io"
@@ -57,12 +56,6 @@ def write(conf, name, *docs):
         f.write("---\n".join(docs))
     os.rename(tmp, path)
     return path
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def synced_map(gateway):

@@ -41,11 +41,9 @@ import glob
 import http.client
 import os
 import platform
-import random
 import re
 import shutil
 import signal
-import socket
 import statistics
 import struct
 import subprocess
@@ -57,7 +55,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 import bench_manifests as manifests  # noqa: E402
-from portico_procs import Binaries, Controller, wait_until, read_port  # noqa: E402
+from portico_procs import Binaries, Controller, free_port, wait_until, read_port  # noqa: E402
 
 HOST = "bench.example.com"
 PATH = "/r9999/bench"  # matches the last of the 10,000 routes (and the single route "/")
@@ -80,32 +78,6 @@ TARGETS = {
 def log(msg):
     sys.stderr.write("[proxy-bench %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
     sys.stderr.flush()
-
-
-def ephemeral_range():
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            low, high = (int(x) for x in f.read().split())
-            return low, high
-    except (OSError, ValueError):
-        return 32768, 60999
-
-
-def free_port():
-    """A free port below the kernel's ephemeral range: the proxies bind it later, and a port
-    from the ephemeral range could meanwhile be handed to a process binding port 0 (a
-    controller's admin or sync port)."""
-    low, _ = ephemeral_range()
-    candidates = list(range(max(1024, low - 12000), low))
-    random.shuffle(candidates)
-    for port in candidates:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port below the ephemeral range")
 
 
 def http_status(port, path=PATH, host=HOST, timeout=5):
