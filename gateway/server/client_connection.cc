@@ -639,9 +639,9 @@ void ClientConnection::Redirect(const core::routing::Redirect& redirect) {
 }
 
 void ClientConnection::Forward(const core::routing::Backend& backend) {
-  endpoint_ = worker_->PickEndpoint(backend);
+  endpoint_ = worker_->PickEndpoint(backend, backend_ref_->key);
   if (endpoint_ == nullptr) {
-    RespondLocal(503, "endpoint_not_an_ip", "no usable upstream\n");
+    RespondLocal(503, "endpoint_unresolved", "no usable upstream\n");
     return;
   }
   upstream_name_.assign(endpoint_->name());
@@ -684,7 +684,7 @@ void ClientConnection::DispatchMirrors() {
     const core::routing::Backend* backend = backends.Find(mirror_filters_[i]->mirror_key);
     upstream::EndpointPool* endpoint = nullptr;
     if (backend != nullptr && !backend->endpoints.empty())
-      endpoint = worker_->PickEndpoint(*backend);
+      endpoint = worker_->PickEndpoint(*backend, mirror_filters_[i]->mirror_key);
     if (endpoint == nullptr) {
       worker_->mirrors().CountDropped();
       continue;

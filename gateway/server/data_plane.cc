@@ -22,6 +22,7 @@ int DefaultWorkers() {
 
 DataPlane::DataPlane(DataPlaneOptions options)
     : options_(std::move(options)),
+      dns_(std::make_unique<upstream::DnsCache>(options_.resolver)),
       worker_count_(options_.workers > 0 ? options_.workers : DefaultWorkers()) {
   auto empty = std::make_shared<DataPlaneSnapshot>();
   core::RuntimeSnapshot nothing;
@@ -77,6 +78,17 @@ std::vector<core::SyncNack> DataPlane::Prepare(const core::RuntimeSnapshot& next
   auto prepared = std::make_unique<Prepared>();
   prepared->routes = core::routing::RouteTable::Build(next, current->routes.get());
   prepared->backends = core::routing::BackendTable::Build(next, current->backends.get());
+  if (prepared->backends != current->backends) {
+    std::vector<std::string> names;
+    for (const core::routing::Backend* backend : prepared->backends->All()) {
+      for (const core::routing::Endpoint& endpoint : backend->endpoints) {
+        if (endpoint.sockaddr_len == 0 && !endpoint.address.empty()) {
+          names.push_back(endpoint.address);
+        }
+      }
+    }
+    if (!names.empty()) dns_->Prefetch(names, kDnsPrefetchWait);
+  }
 
   std::map<std::string, std::string> refused;  // owner -> reason
   for (const core::routing::Refusal& refusal : prepared->routes->Refusals()) {

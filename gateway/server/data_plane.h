@@ -16,6 +16,10 @@
 // moved, pins the new snapshot for the requests it starts from then on; a request keeps the
 // snapshot it started with (counted per worker, without atomics).
 //
+// Backends whose endpoints are DNS names (ExternalName Services, FQDN slices) are resolved by the
+// data plane's DnsCache: Prepare prefetches the names of a changed backend table (waiting at most
+// kDnsPrefetchWait), workers look them up per request.
+//
 // Listener sets with address "" bind `default_address`. Only protocol "HTTP" is served; other
 // protocols (HTTPS, TLS) are not bound yet (the TLS issue) and are logged once.
 //
@@ -43,6 +47,7 @@
 #include "gateway/server/data_plane_stats.h"
 #include "gateway/server/listener_socket.h"
 #include "gateway/server/proxy_settings.h"
+#include "gateway/upstream/dns_cache.h"
 
 namespace portico::gateway::server {
 
@@ -63,6 +68,7 @@ struct DataPlaneOptions {
   std::string default_address = "0.0.0.0";  // bound for listener sets with address ""
   ProxySettings settings;
   std::shared_ptr<AccessLogSink> access_log;  // null: no access log
+  upstream::DnsCache::Resolver resolver;      // null: getaddrinfo
 };
 
 // BoundListener describes a listening socket (admin, tests).
@@ -105,6 +111,9 @@ class DataPlane final : public core::RuntimeConsumer {
   DataPlaneStats Stats() const;
   int workers() const { return static_cast<int>(workers_.size()); }
   const DataPlaneOptions& options() const { return options_; }
+  upstream::DnsCache& dns() { return *dns_; }
+
+  static constexpr std::chrono::milliseconds kDnsPrefetchWait{2000};
 
  private:
   friend class Worker;
@@ -118,6 +127,7 @@ class DataPlane final : public core::RuntimeConsumer {
   };
 
   DataPlaneOptions options_;
+  std::unique_ptr<upstream::DnsCache> dns_;
   int worker_count_;
   std::vector<std::unique_ptr<Worker>> workers_;
 

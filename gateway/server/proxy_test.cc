@@ -37,7 +37,7 @@ class ProxyTest : public ::testing::Test {
  protected:
   void SetUp() override { StartPlane(ProxySettings{}); }
 
-  void StartPlane(ProxySettings settings) {
+  void StartPlane(ProxySettings settings, upstream::DnsCache::Resolver resolver = nullptr) {
     plane_.reset();
     log_path_ = std::filesystem::temp_directory_path() /
                 ("portico-proxy-test-" + std::to_string(getpid()) + ".log");
@@ -46,6 +46,7 @@ class ProxyTest : public ::testing::Test {
     options.workers = 2;
     options.default_address = "127.0.0.1";
     options.settings = settings;
+    options.resolver = std::move(resolver);
     auto sink = AccessLogSink::Open(log_path_.string());
     ASSERT_TRUE(sink.ok()) << sink.status().ToString();
     options.access_log = *sink;
@@ -663,6 +664,78 @@ TEST_F(ProxyTest, RequestMirrorSendsACopyAndIgnoresItsAnswer) {
   EXPECT_EQ(plane_->Stats().mirror_requests, 3u);
   EXPECT_EQ(b_.requests(), 3u);
   EXPECT_EQ(a_.requests(), 5u);
+}
+
+// ExternalNameEntry is the ports entry of ExternalName Service infra/`name` -> `external`
+// (port `port` listed unless 0).
+std::string ExternalNameEntry(const std::string& name, const std::string& external, int port) {
+  std::string ports = port == 0
+                          ? "[]"
+                          : R"([{"name":"http","port":)" + std::to_string(port) +
+                                R"(,"protocol":"TCP","targetPort":)" + std::to_string(port) + "}]";
+  return R"({"entry":"ports","namespace":"infra","service":")" + name +
+         R"(","serviceType":"ExternalName","externalName":")" + external + R"(","ports":)" + ports +
+         "}";
+}
+
+TEST_F(ProxyTest, ExternalNameServicesAreResolvedOffTheRequestPath) {
+  std::atomic<int> lookups{0};
+  StartPlane(ProxySettings{}, [&lookups](const std::string& name) {
+    ++lookups;
+    upstream::DnsCache::Addresses out;
+    if (name != "upstream.test") return out;  // nowhere.test does not resolve
+    upstream::DnsCache::ResolvedAddress a;
+    auto* in = reinterpret_cast<sockaddr_in*>(&a.address);
+    in->sin_family = AF_INET;
+    in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.length = sizeof(sockaddr_in);
+    a.text = "127.0.0.1";
+    out.push_back(a);
+    return out;
+  });
+  generation_ = 0;
+  SnapshotBuilder b = Base();
+  const std::string a_port = std::to_string(a_.port());
+  const std::string b_port = std::to_string(b_.port());
+  b.Put(kBackends, "ports/infra/ext", "/Service/infra/ext",
+        ExternalNameEntry("ext", "upstream.test.", a_.port()));
+  b.Put(kBackends, "ports/infra/any", "/Service/infra/any",  // no ports: the route's port
+        ExternalNameEntry("any", "upstream.test", 0));
+  b.Put(kBackends, "ports/infra/gone", "/Service/infra/gone",
+        ExternalNameEntry("gone", "nowhere.test", 80));
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/ext", BackendsAction({{"infra/ext:" + a_port, 1}})),
+                RuleEntry(1, "Prefix", "/any", BackendsAction({{"infra/any:" + b_port, 1}})),
+                RuleEntry(2, "Prefix", "/gone", BackendsAction({{"infra/gone:80", 1}}))});
+  Apply(b);
+  const int prefetched = lookups.load();
+  EXPECT_GE(prefetched, 2);  // both names were tried while the configuration was prepared
+  TestClient client(port_.port());
+  Response r = client.Get("/ext/x", "app.example.com");
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.body, "upstream=a target=/ext/x\n");
+  r = client.Get("/any", "app.example.com");
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.headers["x-upstream"], "b");
+  r = client.Get("/gone");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_TRUE(WaitFor(
+      [&] { return ReadLog().find(R"("reason":"endpoint_unresolved")") != std::string::npos; }));
+  // Requests to a resolved name do not resolve it again.
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(client.Get("/ext/y").status, 200);
+  EXPECT_LE(lookups.load(), prefetched + 1);  // at most the one retry of nowhere.test
+}
+
+TEST_F(ProxyTest, ExternalNameLocalhostResolvesThroughTheSystemResolver) {
+  SnapshotBuilder b = Base();
+  b.Put(kBackends, "ports/infra/local", "/Service/infra/local",
+        ExternalNameEntry("local", "localhost", a_.port()));
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/",
+                          BackendsAction({{"infra/local:" + std::to_string(a_.port()), 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  Response r = client.Get("/via-dns");
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.body, "upstream=a target=/via-dns\n");
 }
 
 TEST_F(ProxyTest, WeightedBackendsAreInterleavedSmoothly) {

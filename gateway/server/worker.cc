@@ -270,7 +270,24 @@ const core::routing::BackendRef* Worker::PickBackend(const core::routing::RouteA
   return &backends[best];
 }
 
-upstream::EndpointPool* Worker::PickEndpoint(const core::routing::Backend& backend) {
+namespace {
+
+// PortOfKey is the port of "ns/svc:port" (0 when there is none).
+uint16_t PortOfKey(std::string_view key) {
+  const size_t colon = key.rfind(':');
+  if (colon == std::string_view::npos) return 0;
+  uint32_t port = 0;
+  for (char c : key.substr(colon + 1)) {
+    if (c < '0' || c > '9' || port > 65535) return 0;
+    port = port * 10 + static_cast<uint32_t>(c - '0');
+  }
+  return port <= 65535 ? static_cast<uint16_t>(port) : 0;
+}
+
+}  // namespace
+
+upstream::EndpointPool* Worker::PickEndpoint(const core::routing::Backend& backend,
+                                             std::string_view ref_key) {
   const size_t count = backend.endpoints.size();
   if (backend.index >= endpoint_pools_.size()) {
     endpoint_pools_.resize(backend.index + 1);
@@ -282,11 +299,30 @@ upstream::EndpointPool* Worker::PickEndpoint(const core::routing::Backend& backe
   if (pools.size() != count) pools.assign(count, nullptr);
   if (pools[i] == nullptr) {
     const core::routing::Endpoint& endpoint = backend.endpoints[i];
-    if (endpoint.sockaddr_len == 0 || endpoint.port == 0) return nullptr;
+    if (endpoint.sockaddr_len == 0) {
+      return ResolveEndpoint(endpoint.address,
+                             endpoint.port != 0 ? endpoint.port : PortOfKey(ref_key));
+    }
+    if (endpoint.port == 0) return nullptr;
     pools[i] =
         pool_->Endpoint(endpoint.address, endpoint.port, &endpoint.sockaddr, endpoint.sockaddr_len);
   }
   return pools[i];
+}
+
+upstream::EndpointPool* Worker::ResolveEndpoint(const std::string& name, uint16_t port) {
+  if (port == 0 || name.empty()) return nullptr;
+  // Not cached per backend like IP endpoints: a refresh may change the addresses.
+  std::shared_ptr<const upstream::DnsCache::Addresses> addresses = plane_->dns().Lookup(name);
+  if (addresses == nullptr || addresses->empty()) return nullptr;
+  const upstream::DnsCache::ResolvedAddress& a = (*addresses)[dns_cursor_++ % addresses->size()];
+  sockaddr_storage address = a.address;
+  if (address.ss_family == AF_INET) {
+    reinterpret_cast<sockaddr_in*>(&address)->sin_port = htons(port);
+  } else {
+    reinterpret_cast<sockaddr_in6*>(&address)->sin6_port = htons(port);
+  }
+  return pool_->Endpoint(a.text, port, &address, a.length);
 }
 
 }  // namespace portico::gateway::server

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -90,9 +91,14 @@ class Worker {
   // per rule); nullptr when the total weight is 0.
   const core::routing::BackendRef* PickBackend(const core::routing::RouteAction& action);
   // PickEndpoint chooses an endpoint of `backend` round robin and returns its pool (nullptr for
-  // an endpoint that is not an IP literal). `backend` must have endpoints and belong to the
-  // current pin's snapshot.
-  upstream::EndpointPool* PickEndpoint(const core::routing::Backend& backend);
+  // a DNS name without addresses yet). `ref_key` is the "ns/svc:port" the route asked for: its
+  // port serves an ExternalName Service's unlisted ports. `backend` must have endpoints and
+  // belong to the current pin's snapshot.
+  upstream::EndpointPool* PickEndpoint(const core::routing::Backend& backend,
+                                       std::string_view ref_key);
+  // ResolveEndpoint is the pool of DNS name `name` at `port` (the data plane's DnsCache; its
+  // addresses round robin); nullptr while the name has no address.
+  upstream::EndpointPool* ResolveEndpoint(const std::string& name, uint16_t port);
 
   // OnClosed is called by a connection that closed (it is freed after the current batch).
   void OnClosed(ClientConnection* connection);
@@ -137,6 +143,7 @@ class Worker {
   // Balancing state of the current pin (cleared when it changes).
   std::unordered_map<const core::routing::RouteAction*, SwrrState> swrr_;
   std::vector<uint32_t> endpoint_cursor_;  // by Backend::index
+  uint32_t dns_cursor_ = 0;                // round robin over a DNS name's addresses
   // Endpoint pools by Backend::index, then by endpoint position (filled lazily).
   std::vector<std::vector<upstream::EndpointPool*>> endpoint_pools_;
 };
