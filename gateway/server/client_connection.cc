@@ -440,7 +440,7 @@ void ClientConnection::BeginRequestCommon() {
   req_done_ = true;
   retried_ = false;
   mirror_filters_.clear();
-  mirror_request_.clear();
+  if (mirroring_) std::string().swap(mirror_request_);  // a copy the last request never sent
   mirroring_ = false;
   auto& counter = worker_->counters().requests;
   counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
