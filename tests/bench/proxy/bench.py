@@ -789,6 +789,13 @@ def report(args, configs, by_name, binaries, started, perf_ok, command):
             p("  %-11s portico / max(nginx, haproxy) RPS = %.0f / %.0f = %.2f  (>= %.1f) %s" % (
                 suffix, pc.m_rps, best, r, TARGETS["vs_best_other"],
                 verdict(r >= TARGETS["vs_best_other"])))
+            # The same ratio per repeat (the three ran within a minute of each other), for how
+            # much the machine drifted between repeats; informational, the verdict is above.
+            paired = [a["rps"] / max(b["rps"], c["rps"])
+                      for a, b, c in zip(pc.runs, nx.runs, hx.runs) if max(b["rps"], c["rps"]) > 0]
+            if paired:
+                p("  %-11s   per repeat: %s (median %.2f)" % (
+                    "", " ".join("%.2f" % x for x in paired), statistics.median(paired)))
     found = get("portico-1route", "direct")
     if found:
         pc1, direct = found
