@@ -147,6 +147,25 @@ TEST(AccessLogTest, FormatsEscapedJsonLinesAndFlushesByAge) {
   std::string control;
   AppendJsonString(std::string_view("a\x01\x7f", 3), &control);
   EXPECT_EQ(control, "\"a\\u0001\\u007f\"");
+  // Long texts are scanned eight bytes at a time: an escape in any position of any word.
+  const std::string plain = "/api/v1/items/caf\xc3\xa9-0123456789";  // UTF-8 passes as is
+  for (size_t at = 0; at <= plain.size(); ++at) {
+    for (char special : {'"', '\\', '\x1f', '\x7f'}) {
+      std::string text = plain;
+      text.insert(at, 1, special);
+      std::string want = plain;
+      want.insert(at, special == '"'      ? "\\\""
+                      : special == '\\'   ? "\\\\"
+                      : special == '\x1f' ? "\\u001f"
+                                          : "\\u007f");
+      std::string got;
+      AppendJsonString(text, &got);
+      EXPECT_EQ(got, "\"" + want + "\"") << "at " << at;
+    }
+  }
+  std::string clean;
+  AppendJsonString(plain, &clean);
+  EXPECT_EQ(clean, "\"" + plain + "\"");
   auto off = AccessLogSink::Open("off");
   ASSERT_TRUE(off.ok());
   EXPECT_EQ(*off, nullptr);
