@@ -477,8 +477,8 @@ std::string RenderGatewayMetrics(const SyncStatus& s, const core::RuntimeStats& 
          "Requests sent on a pooled upstream connection", p.upstream_reuses);
   Metric(out, "portico_gateway_upstream_open", "gauge", "Upstream connections open",
          p.upstream_open);
-  Metric(out, "portico_gateway_mirror_requests_total", "counter", "RequestMirror copies written in full",
-         p.mirror_requests);
+  Metric(out, "portico_gateway_mirror_requests_total", "counter",
+         "RequestMirror copies written in full", p.mirror_requests);
   Metric(out, "portico_gateway_mirror_failures_total", "counter",
          "RequestMirror copies dropped, refused, reset or timed out", p.mirror_failures);
   return out;
