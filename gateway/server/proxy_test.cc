@@ -87,6 +87,12 @@ class ProxyTest : public ::testing::Test {
            RouteEntry("infra", "r", "infra", "web", "http", rules, hostnames));
   }
 
+  // AddAdminAndRootRoutes: Prefix /admin -> infra/b, Prefix / -> infra/a (the path tests).
+  static void AddAdminAndRootRoutes(SnapshotBuilder* b) {
+    AddRoute(b, {RuleEntry(0, "Prefix", "/admin", BackendsAction({{"infra/b:80", 1}})),
+                 RuleEntry(1, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  }
+
   // Apply prepares and commits like GatewayRuntime::Apply and waits until every worker serves it.
   std::vector<core::SyncNack> Apply(const SnapshotBuilder& builder) {
     core::RuntimeSnapshot snapshot = builder.Build(++generation_);
@@ -145,8 +151,7 @@ TEST_F(ProxyTest, RoutesByPathAndForwardsHeaders) {
 
 TEST_F(ProxyTest, PathsAreRoutedAndForwardedInNormalForm) {
   SnapshotBuilder b = Base();
-  AddRoute(&b, {RuleEntry(0, "Prefix", "/admin", BackendsAction({{"infra/b:80", 1}})),
-                RuleEntry(1, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  AddAdminAndRootRoutes(&b);
   EXPECT_THAT(Apply(b), IsEmpty());
   TestClient client(port_.port());
   ASSERT_TRUE(client.connected());
@@ -174,8 +179,7 @@ TEST_F(ProxyTest, PathsAreRoutedAndForwardedInNormalForm) {
 
 TEST_F(ProxyTest, EscapedSlashesAreRedirectedToTheDecodedPathByDefault) {
   SnapshotBuilder b = Base();
-  AddRoute(&b, {RuleEntry(0, "Prefix", "/admin", BackendsAction({{"infra/b:80", 1}})),
-                RuleEntry(1, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  AddAdminAndRootRoutes(&b);
   Apply(b);
   TestClient client(port_.port());
   Response r = client.Get("/public%2F..%2fadmin/x?q=%2F");
@@ -206,8 +210,7 @@ TEST_F(ProxyTest, EscapedSlashesCanBeKeptRejectedOrDecoded) {
     StartPlane(settings);
     generation_ = 0;
     SnapshotBuilder b = Base();
-    AddRoute(&b, {RuleEntry(0, "Prefix", "/admin", BackendsAction({{"infra/b:80", 1}})),
-                  RuleEntry(1, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+    AddAdminAndRootRoutes(&b);
     Apply(b);
     TestClient client(port_.port());
     Response r = client.Get("/public%2f..%2Fadmin");
