@@ -4,7 +4,8 @@
 # Release build:
 #
 #   tests/bench/proxy.sh [--build DIR] [--repeats N] [--duration S] [--quick] [--no-callgrind]
-#                        [--no-logs-off] [--count-duration S] [--callgrind-requests N] [--keep]
+#                        [--no-logs-off] [--no-forwarder] [--count-duration S]
+#                        [--callgrind-requests N] [--keep]
 #
 #   --build DIR      build tree holding portico-controller, portico-gateway, plugins-out
 #                    (default build/release)
@@ -13,11 +14,13 @@
 #   --quick          2 repeats of 2 s, short counted runs, no callgrind (a dry run)
 #   --no-callgrind   skip the callgrind phase (valgrind runs are slow: ~10 min)
 #   --no-logs-off    skip the second set (1 route, access logs off)
+#   --no-forwarder   skip the reference byte forwarder (proxy/forwarder.c)
 #
 # Configurations: wrk straight to the upstream (the limit); nginx (1 worker, upstream
 # keep-alive), haproxy (nbthread 1, http-reuse always) and portico-gateway (--workers 1, loaded
 # through portico-controller), each with 1 route, 10,000 prefix routes and 10,000 regex routes
-# of one rule each on one hostname (the request matches the last). The proxy runs alone on CPU 0;
+# of one rule each on one hostname (the request matches the last); and, as a reference, a byte
+# forwarder that parses nothing (proxy/forwarder.c: the ceiling of any proxy here). The proxy runs alone on CPU 0;
 # wrk -t1 -c50, the upstream nginx (`return 200`) and the controllers on CPU 1. Printed per
 # configuration: RPS, p50, p99, CPU us per request, syscalls per request (LD_PRELOAD counter,
 # tests/bench/proxy/counter.c; cross-checked by perf when its tracepoint opens), heap allocations

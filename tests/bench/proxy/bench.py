@@ -13,7 +13,11 @@ buffer=32k flush=100ms like portico's 32 KB / 100 ms buffer; haproxy `log stdout
 plus a set with logs off for 1 route. nginx's 10k routes are `location` blocks (prefix: its
 longest-prefix tree; regex: `location ~` tried in order); haproxy's are acl + use_backend rules
 tried in order (prefix segment-aware: `path /rN` or `path_beg /rN/`), the hostname checked once.
-All three add X-Forwarded-For/-Proto, as portico does. Phases:
+All three add X-Forwarded-For/-Proto, as portico does. One more configuration is a reference, not
+a proxy: forwarder-1route (forwarder.c) copies bytes between each client connection and an
+upstream connection of its own, parsing nothing, busy-polling like portico; it shows how much of
+the limit this layout leaves to any proxy on CPU 0, so the report can say how far each proxy is
+from that ceiling (--no-forwarder leaves it out). Phases:
 
   1. timed: every configuration once per repeat, interleaved (the order rotates each repeat);
      RPS, p50, p99 from wrk --latency; CPU time of the proxy's whole process tree (utime+stime of
@@ -297,7 +301,7 @@ events { worker_connections 8192; }
 
 
 class Config:
-    """One measured configuration: kind (direct, nginx, haproxy, portico), routes variant
+    """One measured configuration: kind (direct, forwarder, nginx, haproxy, portico), routes variant
     ("1", "prefix", "regex") and access logs on/off."""
 
     def __init__(self, kind, variant, logs=True):
@@ -441,6 +445,8 @@ class Launcher:
         elif cfg.kind == "haproxy":
             cfg.conf = write_haproxy_conf(cfg.dir, cfg.port, self.upstream.port, cfg.variant,
                                           cfg.logs)
+        elif cfg.kind == "forwarder":
+            os.makedirs(cfg.dir, exist_ok=True)
         elif cfg.kind == "portico":
             conf = os.path.join(cfg.dir, "conf")
             cfg.route_count = write_portico_conf(conf, cfg.port, self.upstream.port, cfg.variant)
@@ -475,6 +481,8 @@ class Launcher:
                 # vgdb (callgrind_control) cannot reach a forked worker: one process serving,
                 # the same event loop as the worker's.
                 argv += ["-g", "master_process off;"]
+        elif cfg.kind == "forwarder":
+            argv = prefix + [self.args.forwarder_bin, str(cfg.port), str(self.upstream.port)]
         elif cfg.kind == "haproxy":
             argv = prefix + ["haproxy", "-db", "-f", cfg.conf]
             stdout = os.path.join(cfg.dir, "access.log")
@@ -796,6 +804,23 @@ def report(args, configs, by_name, binaries, started, perf_ok, command):
             if paired:
                 p("  %-11s   per repeat: %s (median %.2f)" % (
                     "", " ".join("%.2f" % x for x in paired), statistics.median(paired)))
+    found = get("forwarder-1route", "direct")
+    if found:
+        fw, direct = found
+        p("  1route      (reference) forwarder / direct RPS = %.0f / %.0f = %.2f: the ceiling this "
+          "layout leaves to a proxy copying bytes through user space on CPU 0" % (
+              fw.m_rps, direct.m_rps, fw.m_rps / direct.m_rps))
+        others = [by_name.get(n) for n in ("nginx-1route", "haproxy-1route")]
+        others = [o for o in others if o is not None and o.runs]
+        if others:
+            best = max(o.m_rps for o in others)
+            p("  1route      (reference) forwarder / max(nginx, haproxy) RPS = %.0f / %.0f = %.2f: "
+              "the highest ratio any proxy could show against them in this run" % (
+                  fw.m_rps, best, fw.m_rps / best))
+        pc1 = by_name.get("portico-1route")
+        if pc1 is not None and pc1.runs:
+            p("  1route      (reference) portico / forwarder RPS = %.0f / %.0f = %.2f" % (
+                pc1.m_rps, fw.m_rps, pc1.m_rps / fw.m_rps))
     found = get("portico-1route", "direct")
     if found:
         pc1, direct = found
@@ -874,6 +899,8 @@ def main():
     parser.add_argument("--no-callgrind", action="store_true")
     parser.add_argument("--no-logs-off", action="store_true",
                         help="skip the second set (1 route, access logs off)")
+    parser.add_argument("--no-forwarder", action="store_true",
+                        help="skip the reference byte forwarder (forwarder.c)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     parser.add_argument("--only", default=None,
                         help="comma-separated configuration names to run (debugging)")
@@ -910,11 +937,16 @@ def main():
     for source, out in (("counter.c", args.counter_so), ("no_watchdog.c", args.no_watchdog_so)):
         subprocess.run(["cc", "-O2", "-shared", "-fPIC", os.path.join(HERE, source), "-o", out,
                         "-ldl"], check=True)
+    args.forwarder_bin = os.path.join(workdir, "forwarder")
+    subprocess.run(["cc", "-O2", os.path.join(HERE, "forwarder.c"), "-o", args.forwarder_bin],
+                   check=True)
 
     # This driver and everything it starts without taskset (wrk, upstream, controllers): CPU 1.
     os.sched_setaffinity(0, {CLIENT_CPU})
 
     configs = [Config("direct", "1")]
+    if not args.no_forwarder:
+        configs.append(Config("forwarder", "1"))
     for variant in ("1", "prefix", "regex"):
         for kind in ("nginx", "haproxy", "portico"):
             configs.append(Config(kind, variant))
@@ -928,7 +960,8 @@ def main():
             parser.error("unknown configurations: %s" % ", ".join(sorted(unknown)))
         configs = [c for c in configs if c.name in wanted]
     by_name = {c.name: c for c in configs}
-    proxies = [c for c in configs if c.kind != "direct"]
+    proxies = [c for c in configs if c.kind != "direct"]  # started and stopped by the launcher
+    measured = [c for c in proxies if c.kind != "forwarder"]  # also counted and callgrind-ed
 
     def on_term(sig, frame):
         raise KeyboardInterrupt("signal %d" % sig)
@@ -974,14 +1007,14 @@ def main():
             launcher.stop(cfg)
 
         # 2. Counted.
-        for cfg in proxies:
+        for cfg in measured:
             count_config(launcher, cfg, args.count_duration, perf_ok)
             log("counted %s: %.2f syscalls, %.2f allocs per request" % (
                 cfg.name, cfg.counts["syscalls"], cfg.counts["allocs"]))
 
         # 3. Callgrind.
         if not args.no_callgrind:
-            for cfg in proxies:
+            for cfg in measured:
                 if not cfg.logs:
                     continue
                 callgrind_config(launcher, cfg, args.callgrind_requests, args.callgrind_cap)
