@@ -58,32 +58,29 @@ void AccessLogSink::Write(std::string_view text) {
   }
 }
 
-AccessLogBuffer::AccessLogBuffer(std::shared_ptr<AccessLogSink> sink) : sink_(std::move(sink)) {
-  buffer_.reserve(kFlushBytes + 4096);
-}
-
-uint64_t AccessLogBuffer::FlushDeadlineMs() const {
-  return buffer_.empty() ? UINT64_MAX : first_line_ms_ + kFlushIntervalMs;
-}
-
-void AccessLogBuffer::Flush() {
-  if (buffer_.empty()) return;
-  if (sink_ != nullptr) sink_->Write(buffer_);
-  buffer_.clear();
-}
-
 namespace {
 
-void AppendDigits(uint64_t value, int width, std::string* out) {
+// kLongestNumber: the digits of a uint64_t.
+constexpr size_t kLongestNumber = 20;
+
+// WriteDigits writes `value` in decimal, zero-padded to `width`; returns the end.
+char* WriteDigits(uint64_t value, int width, char* p) {
   char digits[24];
   char* end = digits + sizeof(digits);
-  char* p = end;
+  char* d = end;
   do {
-    *--p = static_cast<char>('0' + value % 10);
+    *--d = static_cast<char>('0' + value % 10);
     value /= 10;
   } while (value != 0);
-  while (end - p < width) *--p = '0';
-  out->append(p, static_cast<size_t>(end - p));
+  while (end - d < width) *--d = '0';
+  const size_t n = static_cast<size_t>(end - d);
+  std::memcpy(p, d, n);
+  return p + n;
+}
+
+char* WriteLiteral(std::string_view text, char* p) {
+  std::memcpy(p, text.data(), text.size());
+  return p + text.size();
 }
 
 // HasByteToEscape reports whether any of the 8 bytes in `v` is a control character (< 0x20),
@@ -97,7 +94,39 @@ inline bool HasByteToEscape(uint64_t v) {
          has_zero(v ^ (kOnes * 0x7f));
 }
 
-void AppendNumber(uint64_t value, std::string* out) { AppendDigits(value, 1, out); }
+// JsonStringBound: the most bytes WriteJsonString writes for `text`.
+constexpr size_t JsonStringBound(std::string_view text) { return 6 * text.size() + 2; }
+
+// WriteJsonString writes `text` as a JSON string literal (quotes included) at `p`, which has
+// room for JsonStringBound(text) bytes; returns the end.
+char* WriteJsonString(std::string_view text, char* p) {
+  *p++ = '"';
+  size_t i = 0;
+  // Eight bytes at a time while none needs escaping (nearly always the whole text).
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, text.data() + i, sizeof(word));
+    if (HasByteToEscape(word)) break;
+    std::memcpy(p, &word, sizeof(word));
+    p += sizeof(word);
+  }
+  for (; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) {
+      *p++ = static_cast<char>(c);
+    } else if (c == '"' || c == '\\') {
+      *p++ = '\\';
+      *p++ = static_cast<char>(c);
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      const char escaped[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      std::memcpy(p, escaped, sizeof(escaped));
+      p += sizeof(escaped);
+    }
+  }
+  *p++ = '"';
+  return p;
+}
 
 void Put2(char* p, int value) {
   p[0] = static_cast<char>('0' + value / 10);
@@ -106,95 +135,102 @@ void Put2(char* p, int value) {
 
 }  // namespace
 
-void AccessLogBuffer::AppendTime(int64_t unix_us) {
+AccessLogBuffer::AccessLogBuffer(std::shared_ptr<AccessLogSink> sink)
+    : sink_(std::move(sink)), data_(new char[kFlushBytes + 4096]), capacity_(kFlushBytes + 4096) {}
+
+uint64_t AccessLogBuffer::FlushDeadlineMs() const {
+  return size_ == 0 ? UINT64_MAX : first_line_ms_ + kFlushIntervalMs;
+}
+
+void AccessLogBuffer::Flush() {
+  if (size_ == 0) return;
+  if (sink_ != nullptr) sink_->Write(pending());
+  size_ = 0;
+}
+
+char* AccessLogBuffer::WriteTime(int64_t unix_us, char* p) {
   int64_t second = unix_us / 1000000;
   if (second != cached_second_) {
     time_t t = static_cast<time_t>(second);
     struct tm tm {};
     gmtime_r(&t, &tm);
     int year = tm.tm_year + 1900;
-    char* p = cached_time_;
-    Put2(p, year / 100);
-    Put2(p + 2, year % 100);
-    p[4] = '-';
-    Put2(p + 5, tm.tm_mon + 1);
-    p[7] = '-';
-    Put2(p + 8, tm.tm_mday);
-    p[10] = 'T';
-    Put2(p + 11, tm.tm_hour);
-    p[13] = ':';
-    Put2(p + 14, tm.tm_min);
-    p[16] = ':';
-    Put2(p + 17, tm.tm_sec);
+    char* c = cached_time_;
+    Put2(c, year / 100);
+    Put2(c + 2, year % 100);
+    c[4] = '-';
+    Put2(c + 5, tm.tm_mon + 1);
+    c[7] = '-';
+    Put2(c + 8, tm.tm_mday);
+    c[10] = 'T';
+    Put2(c + 11, tm.tm_hour);
+    c[13] = ':';
+    Put2(c + 14, tm.tm_min);
+    c[16] = ':';
+    Put2(c + 17, tm.tm_sec);
     cached_second_ = second;
   }
-  buffer_.append(cached_time_, 19);
-  buffer_.push_back('.');
-  AppendDigits(static_cast<uint64_t>(unix_us % 1000000) / 1000, 3, &buffer_);
-  buffer_.push_back('Z');
+  std::memcpy(p, cached_time_, 19);
+  p[19] = '.';
+  p = WriteDigits(static_cast<uint64_t>(unix_us % 1000000) / 1000, 3, p + 20);
+  *p++ = 'Z';
+  return p;
 }
 
 void AppendJsonString(std::string_view text, std::string* out) {
-  out->push_back('"');
-  size_t start = 0;
-  size_t i = 0;
-  // Eight bytes at a time while none needs escaping (nearly always the whole text).
-  for (; i + 8 <= text.size(); i += 8) {
-    uint64_t word;
-    std::memcpy(&word, text.data() + i, sizeof(word));
-    if (HasByteToEscape(word)) break;
-  }
-  for (; i < text.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) continue;
-    out->append(text.data() + start, i - start);
-    start = i + 1;
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(static_cast<char>(c));
-    } else {
-      static constexpr char kHex[] = "0123456789abcdef";
-      char escaped[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-      out->append(escaped, 6);
-    }
-  }
-  out->append(text.data() + start, text.size() - start);
-  out->push_back('"');
+  const size_t old = out->size();
+  out->resize(old + JsonStringBound(text));
+  char* end = WriteJsonString(text, out->data() + old);
+  out->resize(static_cast<size_t>(end - out->data()));
 }
 
 void AccessLogBuffer::Append(const AccessRecord& r, uint64_t now_ms) {
-  if (buffer_.empty()) first_line_ms_ = now_ms;
-  std::string& b = buffer_;
-  b.append("{\"time\":\"");
-  AppendTime(r.time_unix_us);
-  b.append("\",\"client\":");
-  AppendJsonString(r.client, &b);
-  b.append(",\"method\":");
-  AppendJsonString(r.method, &b);
-  b.append(",\"path\":");
-  AppendJsonString(r.path, &b);
-  b.append(",\"host\":");
-  AppendJsonString(r.host, &b);
-  b.append(",\"status\":");
-  AppendNumber(static_cast<uint64_t>(r.status), &b);
-  b.append(",\"bytes\":");
-  AppendNumber(r.bytes, &b);
-  b.append(",\"duration_ms\":");
-  AppendNumber(r.duration_us / 1000, &b);
-  b.push_back('.');
-  AppendDigits(r.duration_us % 1000, 3, &b);
-  b.append(",\"upstream\":");
-  AppendJsonString(r.upstream, &b);
-  b.append(",\"route\":");
-  AppendJsonString(r.route, &b);
-  b.append(",\"rule\":");
-  AppendJsonString(r.rule, &b);
-  if (!r.reason.empty()) {
-    b.append(",\"reason\":");
-    AppendJsonString(r.reason, &b);
+  // The longest the line can be: the field names and punctuation (under 200 bytes), the time
+  // (24), four numbers, and every string escaped at worst.
+  const size_t bound =
+      200 + 24 + 4 * kLongestNumber + JsonStringBound(r.client) + JsonStringBound(r.method) +
+      JsonStringBound(r.path) + JsonStringBound(r.host) + JsonStringBound(r.upstream) +
+      JsonStringBound(r.route) + JsonStringBound(r.rule) + JsonStringBound(r.reason);
+  if (size_ + bound > capacity_) {
+    Flush();
+    if (bound > capacity_) {  // a line longer than the whole buffer (a huge target)
+      data_.reset(new char[bound]);
+      capacity_ = bound;
+    }
   }
-  b.append("}\n");
-  if (b.size() >= kFlushBytes) Flush();
+  if (size_ == 0) first_line_ms_ = now_ms;
+  char* p = data_.get() + size_;
+  p = WriteLiteral("{\"time\":\"", p);
+  p = WriteTime(r.time_unix_us, p);
+  p = WriteLiteral("\",\"client\":", p);
+  p = WriteJsonString(r.client, p);
+  p = WriteLiteral(",\"method\":", p);
+  p = WriteJsonString(r.method, p);
+  p = WriteLiteral(",\"path\":", p);
+  p = WriteJsonString(r.path, p);
+  p = WriteLiteral(",\"host\":", p);
+  p = WriteJsonString(r.host, p);
+  p = WriteLiteral(",\"status\":", p);
+  p = WriteDigits(static_cast<uint64_t>(r.status), 1, p);
+  p = WriteLiteral(",\"bytes\":", p);
+  p = WriteDigits(r.bytes, 1, p);
+  p = WriteLiteral(",\"duration_ms\":", p);
+  p = WriteDigits(r.duration_us / 1000, 1, p);
+  *p++ = '.';
+  p = WriteDigits(r.duration_us % 1000, 3, p);
+  p = WriteLiteral(",\"upstream\":", p);
+  p = WriteJsonString(r.upstream, p);
+  p = WriteLiteral(",\"route\":", p);
+  p = WriteJsonString(r.route, p);
+  p = WriteLiteral(",\"rule\":", p);
+  p = WriteJsonString(r.rule, p);
+  if (!r.reason.empty()) {
+    p = WriteLiteral(",\"reason\":", p);
+    p = WriteJsonString(r.reason, p);
+  }
+  p = WriteLiteral("}\n", p);
+  size_ = static_cast<size_t>(p - data_.get());
+  if (size_ >= kFlushBytes) Flush();
 }
 
 }  // namespace portico::gateway::server

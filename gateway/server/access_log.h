@@ -76,18 +76,22 @@ class AccessLogBuffer {
   void Append(const AccessRecord& record, uint64_t now_ms);
   // MaybeFlush writes the buffer out when its oldest line is kFlushIntervalMs old.
   void MaybeFlush(uint64_t now_ms) {
-    if (!buffer_.empty() && now_ms >= first_line_ms_ + kFlushIntervalMs) Flush();
+    if (size_ != 0 && now_ms >= first_line_ms_ + kFlushIntervalMs) Flush();
   }
   void Flush();
   // FlushDeadlineMs: when MaybeFlush will write (UINT64_MAX when empty).
   uint64_t FlushDeadlineMs() const;
-  std::string_view pending() const { return buffer_; }
+  std::string_view pending() const { return {data_.get(), size_}; }
 
  private:
-  void AppendTime(int64_t unix_us);
+  char* WriteTime(int64_t unix_us, char* p);
 
   std::shared_ptr<AccessLogSink> sink_;
-  std::string buffer_;
+  // The pending lines: data_[0, size_). A line is written in place after checking the room for
+  // its longest form, so formatting checks no capacity per piece.
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
   uint64_t first_line_ms_ = 0;
   int64_t cached_second_ = -1;  // the second whose "YYYY-MM-DDTHH:MM:SS" is cached
   char cached_time_[20] = {};

@@ -87,6 +87,7 @@ std::vector<core::SyncNack> DataPlane::Prepare(const core::RuntimeSnapshot& next
         }
       }
     }
+    dns_->Retain(names);
     if (!names.empty()) dns_->Prefetch(names, kDnsPrefetchWait);
   }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_set>
 
 namespace portico::gateway::upstream {
 
@@ -14,87 +15,115 @@ namespace {
 
 // A name that failed is tried again on lookup at most this often.
 constexpr std::chrono::seconds kRetryFailed{1};
+// The destructor waits at most this long for a resolution in progress before detaching.
+constexpr std::chrono::milliseconds kWaitForResolution{200};
 
 }  // namespace
 
 DnsCache::DnsCache(Resolver resolver, std::chrono::milliseconds refresh)
-    : resolver_(resolver ? std::move(resolver) : Resolver(&DnsCache::SystemResolve)),
-      refresh_(refresh) {
-  thread_ = std::thread([this] { Run(); });
+    : state_(std::make_shared<State>(
+          resolver ? std::move(resolver) : Resolver(&DnsCache::SystemResolve), refresh)) {
+  thread_ = std::thread([state = state_] { state->Run(); });
 }
 
 DnsCache::~DnsCache() {
+  bool resolving;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->stop = true;
+    state_->work_cv.notify_all();
+    // A resolution in progress may be a getaddrinfo taking seconds: wait a little for it, then
+    // leave it to finish on its own (the thread holds the state and sees `stop` afterwards).
+    resolving =
+        !state_->done_cv.wait_for(lock, kWaitForResolution, [this] { return !state_->resolving; });
   }
-  work_cv_.notify_all();
-  thread_.join();
+  if (resolving) {
+    thread_.detach();
+  } else {
+    thread_.join();
+  }
 }
 
-void DnsCache::QueueLocked(const std::string& name, Entry& entry) {
+void DnsCache::State::QueueLocked(const std::string& name, Entry& entry) {
   if (entry.queued) return;
   entry.queued = true;
-  queue_.push_back(name);
-  work_cv_.notify_one();
+  queue.push_back(name);
+  work_cv.notify_one();
 }
 
 void DnsCache::Prefetch(const std::vector<std::string>& names, std::chrono::milliseconds wait) {
-  std::unique_lock<std::mutex> lock(mu_);
+  State& s = *state_;
+  std::unique_lock<std::mutex> lock(s.mu);
   for (const std::string& name : names) {
-    Entry& entry = entries_[name];
-    if (!entry.tried) QueueLocked(name, entry);
+    Entry& entry = s.entries[name];
+    if (!entry.tried) s.QueueLocked(name, entry);
   }
-  done_cv_.wait_for(lock, wait, [&] {
+  s.done_cv.wait_for(lock, wait, [&] {
     return std::all_of(names.begin(), names.end(),
-                       [&](const std::string& name) { return entries_[name].tried; });
+                       [&](const std::string& name) { return s.entries[name].tried; });
   });
 }
 
+void DnsCache::Retain(const std::vector<std::string>& names) {
+  const std::unordered_set<std::string> keep(names.begin(), names.end());
+  std::lock_guard<std::mutex> lock(state_->mu);
+  std::erase_if(state_->entries, [&](const auto& item) { return keep.count(item.first) == 0; });
+  // Queued names no longer known are skipped by Run when they come up.
+}
+
 std::shared_ptr<const DnsCache::Addresses> DnsCache::Lookup(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Entry& entry = entries_[name];
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  Entry& entry = s.entries[name];
   if (entry.addresses == nullptr &&
       (!entry.tried || std::chrono::steady_clock::now() - entry.tried_at >= kRetryFailed)) {
-    QueueLocked(name, entry);
+    s.QueueLocked(name, entry);
   }
   return entry.addresses;
 }
 
-void DnsCache::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_) {
-    if (queue_.empty()) {
+void DnsCache::State::Run() {
+  std::unique_lock<std::mutex> lock(mu);
+  while (!stop) {
+    if (queue.empty()) {
       // Sleep until a name is queued or the oldest resolution is due for its refresh.
       auto due = std::chrono::steady_clock::time_point::max();
-      for (const auto& [name, entry] : entries_) {
-        if (entry.tried && !entry.queued) due = std::min(due, entry.tried_at + refresh_);
+      for (const auto& [name, entry] : entries) {
+        if (entry.tried && !entry.queued) due = std::min(due, entry.tried_at + refresh);
       }
-      auto ready = [this] { return stop_ || !queue_.empty(); };
+      auto ready = [this] { return stop || !queue.empty(); };
       if (due == std::chrono::steady_clock::time_point::max()) {
-        work_cv_.wait(lock, ready);
+        work_cv.wait(lock, ready);
       } else {
-        work_cv_.wait_until(lock, due, ready);
+        work_cv.wait_until(lock, due, ready);
       }
       const auto now = std::chrono::steady_clock::now();
-      for (auto& [name, entry] : entries_) {
-        if (entry.tried && !entry.queued && entry.tried_at + refresh_ <= now) {
+      for (auto& [name, entry] : entries) {
+        if (entry.tried && !entry.queued && entry.tried_at + refresh <= now) {
           QueueLocked(name, entry);
         }
       }
       continue;
     }
-    std::string name = std::move(queue_.front());
-    queue_.pop_front();
+    std::string name = std::move(queue.front());
+    queue.pop_front();
+    if (entries.count(name) == 0) continue;  // forgotten (Retain) after it was queued
+    resolving = true;
     lock.unlock();
-    Addresses result = resolver_(name);
+    Addresses result = resolver(name);
     lock.lock();
-    Entry& entry = entries_[name];
+    resolving = false;
+    auto found = entries.find(name);
+    if (found == entries.end()) {  // forgotten (Retain, or the cache is gone) meanwhile
+      done_cv.notify_all();
+      continue;
+    }
+    Entry& entry = found->second;
     entry.queued = false;
     entry.tried = true;
     entry.tried_at = std::chrono::steady_clock::now();
     if (!result.empty()) entry.addresses = std::make_shared<const Addresses>(std::move(result));
-    done_cv_.notify_all();
+    done_cv.notify_all();
   }
 }
 

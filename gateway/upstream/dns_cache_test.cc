@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 namespace portico::gateway::upstream {
@@ -35,6 +36,13 @@ DnsCache::Addresses One(const std::string& text) {
 std::string First(const std::shared_ptr<const DnsCache::Addresses>& addresses) {
   return addresses == nullptr || addresses->empty() ? "<none>" : addresses->front().text;
 }
+
+// Gate holds up a scripted resolution; shared with the resolver, which may outlive the cache.
+struct Gate {
+  std::atomic<bool> entered{false};
+  std::atomic<bool> release{false};
+  std::atomic<bool> returned{false};
+};
 
 TEST(DnsCacheTest, PrefetchWaitsForTheFirstAnswer) {
   std::atomic<int> calls{0};
@@ -68,6 +76,59 @@ TEST(DnsCacheTest, RefreshesAndKeepsTheLastGoodAddressesWhenARefreshFails) {
   const int before = calls.load();
   ASSERT_TRUE(WaitUntil([&] { return calls.load() >= before + 2; }));  // two failed refreshes
   EXPECT_EQ(First(cache.Lookup("svc.test")), "10.0.0.2");
+}
+
+TEST(DnsCacheTest, RetainForgetsNamesNoLongerUsed) {
+  std::atomic<int> calls{0};
+  DnsCache cache([&](const std::string& name) {
+    ++calls;
+    return One(name == "a.test" ? "10.0.0.1" : "10.0.0.2");
+  });
+  cache.Prefetch({"a.test", "b.test"}, milliseconds(5000));
+  ASSERT_EQ(calls.load(), 2);
+  cache.Retain({"b.test"});
+  EXPECT_EQ(First(cache.Lookup("b.test")), "10.0.0.2");  // kept, not resolved again
+  EXPECT_EQ(calls.load(), 2);
+  // a.test was forgotten: no addresses until it is resolved again.
+  EXPECT_EQ(First(cache.Lookup("a.test")), "<none>");
+  EXPECT_TRUE(WaitUntil([&] { return First(cache.Lookup("a.test")) == "10.0.0.1"; }));
+  EXPECT_EQ(calls.load(), 3);
+  cache.Retain({});
+  EXPECT_EQ(First(cache.Lookup("b.test")), "<none>");
+}
+
+TEST(DnsCacheTest, ANameForgottenWhileBeingResolvedDropsTheAnswer) {
+  auto gate = std::make_shared<Gate>();
+  DnsCache cache([gate](const std::string&) {
+    gate->entered = true;
+    while (!gate->release.load()) std::this_thread::sleep_for(milliseconds(1));
+    return One("10.0.0.9");
+  });
+  cache.Prefetch({"slow.test"}, milliseconds(0));
+  ASSERT_TRUE(WaitUntil([&] { return gate->entered.load(); }));
+  cache.Retain({});
+  gate->release = true;
+  // The answer arrives for a name no longer known: the resolver thread must not add it back.
+  // Prefetch of another name waits until the thread moved past that answer.
+  cache.Prefetch({"other.test"}, milliseconds(5000));
+  std::shared_ptr<const DnsCache::Addresses> slow = cache.Lookup("slow.test");
+  EXPECT_EQ(First(slow), "<none>");
+}
+
+TEST(DnsCacheTest, DestroyingDoesNotWaitForAResolutionThatHangs) {
+  auto hang = std::make_shared<Gate>();
+  auto cache = std::make_unique<DnsCache>([hang](const std::string&) {
+    hang->entered = true;
+    while (!hang->release.load()) std::this_thread::sleep_for(milliseconds(1));
+    hang->returned = true;
+    return One("10.0.0.1");
+  });
+  EXPECT_EQ(First(cache->Lookup("hang.test")), "<none>");
+  ASSERT_TRUE(WaitUntil([&] { return hang->entered.load(); }));
+  cache.reset();  // returns while the resolver still hangs
+  EXPECT_FALSE(hang->returned.load());
+  hang->release = true;
+  EXPECT_TRUE(WaitUntil([&] { return hang->returned.load(); }));
 }
 
 TEST(DnsCacheTest, SystemResolveReadsTheHostsFile) {
