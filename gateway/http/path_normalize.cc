@@ -12,12 +12,15 @@ bool IsUnreserved(unsigned char c) {
          c == '.' || c == '_' || c == '~';
 }
 
-// NeedsWork reports whether `path` holds an escape, an empty segment or a dot segment: paths
-// without any (nearly all) are copied as they are.
+// IsSlash: '/' or '\\', which Envoy's normaliser (Chromium's path canonicaliser) turns into '/'.
+bool IsSlash(char c) { return c == '/' || c == '\\'; }
+
+// NeedsWork reports whether `path` holds an escape, a backslash, an empty segment or a dot
+// segment: paths without any (nearly all) are copied as they are.
 bool NeedsWork(std::string_view path) {
   for (size_t i = 0; i < path.size(); ++i) {
     char c = path[i];
-    if (c == '%') return true;
+    if (c == '%' || c == '\\') return true;
     if (c != '/' || i + 1 >= path.size()) continue;
     char next = path[i + 1];
     if (next == '/') return true;
@@ -45,11 +48,11 @@ bool NormalizePath(std::string_view path, std::string* out) {
   // after decoding ("%2E%2E" is ".."), as RFC 3986 §6.2.2 orders it.
   size_t i = 0;
   while (i < path.size()) {
-    // path[i] == '/': skip the run of slashes, then decode one segment.
-    while (i < path.size() && path[i] == '/') ++i;
+    // IsSlash(path[i]): skip the run of slashes, then decode one segment.
+    while (i < path.size() && IsSlash(path[i])) ++i;
     size_t segment_start = out->size();
     out->push_back('/');
-    while (i < path.size() && path[i] != '/') {
+    while (i < path.size() && !IsSlash(path[i])) {
       char c = path[i];
       if (c != '%') {
         out->push_back(c);

@@ -4,6 +4,8 @@
 //  - percent-encoded unreserved characters (ALPHA DIGIT - . _ ~) are decoded ("%7E" -> "~"), and
 //    the hex digits of the remaining escapes upper-cased ("%2f" -> "%2F": an encoded slash stays
 //    encoded, so it never splits a segment);
+//  - a backslash is a slash ("/a\\b" -> "/a/b"), as Envoy's normaliser (Chromium's URL path
+//    canonicaliser) makes it;
 //  - runs of '/' are merged into one;
 //  - "." and ".." segments are removed (RFC 3986 §5.2.4; ".." never climbs above the root).
 //
@@ -30,7 +32,7 @@ bool NormalizePath(std::string_view path, std::string* out);
 enum class EscapedSlashes {
   kKeepUnchanged,        // routed and forwarded encoded (never splits a segment)
   kRejectRequest,        // 400
-  kUnescapeAndForward,   // decoded ('/' and '\\'), normalized, routed and forwarded
+  kUnescapeAndForward,   // decoded ('/' and '\\', a slash too), normalized, routed, forwarded
   kUnescapeAndRedirect,  // 307 to the decoded, normalized path (Envoy Gateway's default)
 };
 

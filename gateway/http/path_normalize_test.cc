@@ -45,6 +45,16 @@ TEST(PathNormalizeTest, SlashRunsAreMerged) {
   EXPECT_EQ(Normal("/a//../b"), "/b");
 }
 
+TEST(PathNormalizeTest, BackslashesAreSlashes) {
+  std::string out;
+  EXPECT_EQ(Normal("/a\\b"), "/a/b");
+  EXPECT_EQ(Normal("/public\\..\\admin"), "/admin");
+  EXPECT_EQ(Normal("/\\\\admin\\"), "/admin/");
+  EXPECT_EQ(Normal("/a%5Cb"), "/a%5Cb");  // encoded, it stays one segment (see EscapedSlashes)
+  UnescapeSlashes("/public%5C..%5cadmin", &out);
+  EXPECT_EQ(Normal(out), "/admin");
+}
+
 TEST(PathNormalizeTest, UnreservedEscapesAreDecodedOthersUpperCased) {
   EXPECT_EQ(Normal("/%7Euser/%41%62%2d%2E%5f"), "/~user/Ab-._");
   EXPECT_EQ(Normal("/a%2fb"), "/a%2Fb");  // an encoded slash stays one segment
@@ -70,7 +80,7 @@ TEST(PathNormalizeTest, EscapedSlashesAreFoundAndDecodedAlone) {
   std::string out;
   UnescapeSlashes("/a%2fb%5C..%2F%41%252F", &out);
   EXPECT_EQ(out, "/a/b\\../%41%252F");  // only the slashes are decoded
-  EXPECT_EQ(Normal(out), "/a/b\\../A%252F");
+  EXPECT_EQ(Normal(out), "/a/A%252F");  // the backslash is a slash: "b\\.." is "b/.."
   UnescapeSlashes("/public%2F..%2Fadmin", &out);
   EXPECT_EQ(Normal(out), "/admin");
 }
