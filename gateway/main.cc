@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
   settings.connect_timeout_ms = static_cast<uint64_t>(config->connect_timeout_ms);
   settings.upstream_timeout_ms = static_cast<uint64_t>(config->upstream_timeout_ms);
   settings.upstream_idle_timeout_ms = static_cast<uint64_t>(config->upstream_idle_timeout_ms);
+  settings.tunnel_idle_timeout_ms = static_cast<uint64_t>(config->tunnel_idle_timeout_ms);
   settings.request_limits.max_request_line = static_cast<size_t>(config->max_request_line);
   settings.request_limits.max_head_bytes = static_cast<size_t>(config->max_header_bytes);
   settings.request_limits.max_headers = static_cast<size_t>(config->max_headers);

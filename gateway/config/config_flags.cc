@@ -64,6 +64,8 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "No byte moved on a proxied exchange for this long: 504");
   Setting(app, flags, "--upstream-idle-timeout-ms", &GatewayConfig::upstream_idle_timeout_ms,
           "Close pooled idle upstream connections after this long");
+  Setting(app, flags, "--tunnel-idle-timeout-ms", &GatewayConfig::tunnel_idle_timeout_ms,
+          "Close an upgraded (WebSocket) connection after this long without traffic");
   Setting(app, flags, "--drain-timeout-ms", &GatewayConfig::drain_timeout_ms,
           "On SIGINT/SIGTERM: stop listening and let requests in flight finish this long "
           "(0: close at once)");

@@ -61,6 +61,7 @@ std::vector<Range> DataPlaneRanges(const GatewayConfig& c) {
       {"timeouts.connect_ms", c.connect_timeout_ms, 1, kDay},
       {"timeouts.upstream_ms", c.upstream_timeout_ms, 1, kDay},
       {"timeouts.upstream_idle_ms", c.upstream_idle_timeout_ms, 1, kDay},
+      {"timeouts.tunnel_idle_ms", c.tunnel_idle_timeout_ms, 1, kDay},
       {"timeouts.drain_ms", c.drain_timeout_ms, 0, kDay},
       {"limits.max_request_line", c.max_request_line, 64, 1 << 20},
       {"limits.max_header_bytes", c.max_header_bytes, 256, 16 << 20},
@@ -220,6 +221,7 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, GatewayConfi
     PORTICO_RETURN_IF_ERROR(reader.Int("upstream_ms", 1, kDay, &config->upstream_timeout_ms));
     PORTICO_RETURN_IF_ERROR(
         reader.Int("upstream_idle_ms", 1, kDay, &config->upstream_idle_timeout_ms));
+    PORTICO_RETURN_IF_ERROR(reader.Int("tunnel_idle_ms", 1, kDay, &config->tunnel_idle_timeout_ms));
     PORTICO_RETURN_IF_ERROR(reader.Int("drain_ms", 0, kDay, &config->drain_timeout_ms));
     PORTICO_RETURN_IF_ERROR(reader.Finish());
   }

@@ -95,6 +95,7 @@ struct GatewayConfig {
   int64_t connect_timeout_ms = 1'000;
   int64_t upstream_timeout_ms = 60'000;
   int64_t upstream_idle_timeout_ms = 60'000;
+  int64_t tunnel_idle_timeout_ms = 300'000;  // an upgraded connection (WebSocket) with no traffic
   int64_t drain_timeout_ms = 5'000;  // SIGTERM: requests in flight may finish for this long
   // [limits]
   int64_t max_request_line = 8 * 1024;

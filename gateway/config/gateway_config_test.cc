@@ -105,6 +105,7 @@ idle_ms = 30000
 connect_ms = 250
 upstream_ms = 15000
 upstream_idle_ms = 20000
+tunnel_idle_ms = 45000
 drain_ms = 250
 [limits]
 max_request_line = 4096
@@ -124,6 +125,7 @@ upstream_keepalive = 16
   EXPECT_EQ(config.connect_timeout_ms, 250);
   EXPECT_EQ(config.upstream_timeout_ms, 15000);
   EXPECT_EQ(config.upstream_idle_timeout_ms, 20000);
+  EXPECT_EQ(config.tunnel_idle_timeout_ms, 45000);
   EXPECT_EQ(config.drain_timeout_ms, 250);
   EXPECT_EQ(config.max_request_line, 4096);
   EXPECT_EQ(config.max_header_bytes, 32768);

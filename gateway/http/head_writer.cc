@@ -64,7 +64,7 @@ void AppendForwardedRequest(const ForwardedRequest& request, std::string* out) {
                        request.host.size() + FieldsBound(request.headers) +
                        FieldsBound(request.extra_headers) + kXForwardedFor.size() + 4 +
                        request.client_address.size() + kXForwardedProto.size() + 4 +
-                       request.forwarded_proto.size() + 30 + 2;
+                       request.forwarded_proto.size() + 30 + 32 + request.upgrade.size() + 2;
   Writer w(Reserve(out, bound));
   w.Put(request.method);
   w.Put(' ');
@@ -105,6 +105,10 @@ void AppendForwardedRequest(const ForwardedRequest& request, std::string* out) {
   }
   if (replace_xfp) w.Field(kXForwardedProto, request.forwarded_proto);
   if (chunked) w.Put("Transfer-Encoding: chunked\r\n");
+  if (!request.upgrade.empty()) {
+    w.Put("Connection: upgrade\r\n");
+    w.Field("Upgrade", request.upgrade);
+  }
   w.Put("\r\n");
   Finish(out, w);
 }

@@ -38,6 +38,9 @@ struct ForwardedRequest {
   // kChunked writes "Transfer-Encoding: chunked" (the body is re-framed) and drops any
   // Content-Length; otherwise Content-Length passes through with `headers` (it is end-to-end).
   BodyFraming framing = BodyFraming::kNone;
+  // When not empty: "Connection: upgrade" and "Upgrade: <value>" are written (the client asked
+  // to switch protocols; its own Connection and Upgrade fields are hop-by-hop and dropped).
+  std::string_view upgrade;
 };
 
 // AppendForwardedRequest appends "METHOD target HTTP/1.1\r\n", the fields and the final CRLF.

@@ -78,7 +78,7 @@ void RequestParser::ClearHead() {
   head_.content_length = 0;
   head_.keep_alive = true;
   head_.expect_continue = false;
-  head_.upgrade = false;
+  head_.upgrade = {};
 }
 
 void RequestParser::Reset() {
@@ -284,6 +284,7 @@ ParseResult RequestParser::Finish() {
   bool bad_coding = false;
   bool connection_close = false;
   bool connection_keep_alive = false;
+  bool connection_upgrade = false;
   for (const HeaderField& field : head_.headers) {
     const std::string_view name = field.name;
     const std::string_view value = field.value;
@@ -302,13 +303,14 @@ ParseResult RequestParser::Finish() {
         }
         break;
       case 7:
-        if (TokenEquals(name, "upgrade")) head_.upgrade = true;
+        if (TokenEquals(name, "upgrade") && head_.upgrade.empty()) head_.upgrade = value;
         break;
       case 10:
         if (TokenEquals(name, "connection")) {
           ForEachListElement(value, [&](std::string_view element) {
             if (TokenEquals(element, "close")) connection_close = true;
             if (TokenEquals(element, "keep-alive")) connection_keep_alive = true;
+            if (TokenEquals(element, "upgrade")) connection_upgrade = true;
             return true;
           });
         }
@@ -360,6 +362,7 @@ ParseResult RequestParser::Finish() {
   if (host_count == 0 && head_.version_minor == 1) return Fail(400, "missing_host");
   if (head_.target_form == TargetForm::kAbsolute) head_.host = head_.authority;
   head_.keep_alive = !connection_close && (head_.version_minor == 1 || connection_keep_alive);
+  if (!connection_upgrade || head_.version_minor == 0) head_.upgrade = {};
   state_ = ParseResult::kComplete;
   return state_;
 }

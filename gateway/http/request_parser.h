@@ -81,7 +81,9 @@ struct RequestHead {
   uint64_t content_length = 0;               // With kContentLength.
   bool keep_alive = true;        // 1.1 unless "Connection: close"; 1.0 only with "keep-alive".
   bool expect_continue = false;  // "Expect: 100-continue" on HTTP/1.1.
-  bool upgrade = false;          // An Upgrade field is present.
+  // The Upgrade field's value when the request asks to switch protocols (HTTP/1.1, with
+  // "upgrade" in Connection, RFC 9110 §7.8); empty otherwise.
+  std::string_view upgrade;
 };
 
 // RequestParser parses one request head at a time; Reset() before the next (pipelined) one.

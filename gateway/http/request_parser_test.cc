@@ -36,7 +36,7 @@ std::string Describe(const RequestHead& head) {
   out += " cl=" + std::to_string(head.content_length);
   out +=
       " ka=" + std::to_string(head.keep_alive) + " expect=" + std::to_string(head.expect_continue);
-  out += " upgrade=" + std::to_string(head.upgrade);
+  out += " upgrade=" + std::string(head.upgrade);
   for (const HeaderField& field : head.headers) {
     out += " [" + std::string(field.name) + "|" + std::string(field.value) + "]";
   }
@@ -59,7 +59,7 @@ TEST(RequestParserTest, ParsesTypicalGet) {
   EXPECT_EQ(head.framing, BodyFraming::kNone);
   EXPECT_TRUE(head.keep_alive);
   EXPECT_FALSE(head.expect_continue);
-  EXPECT_FALSE(head.upgrade);
+  EXPECT_EQ(head.upgrade, "");
   ASSERT_EQ(head.headers.size(), 7u);
   EXPECT_EQ(head.headers[0].name, "Host");
   EXPECT_EQ(head.headers[2].value, "application/json, text/plain;q=0.9");
@@ -146,12 +146,28 @@ TEST(RequestParserTest, ExpectAndUpgrade) {
                          "Content-Length: 3\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"),
             ParseResult::kComplete);
   EXPECT_TRUE(parser.head().expect_continue);
-  EXPECT_TRUE(parser.head().upgrade);
+  EXPECT_EQ(parser.head().upgrade, "websocket");
   // HTTP/1.0 requests' 100-continue is ignored (RFC 9110 §10.1.1).
   parser.Reset();
   ASSERT_EQ(parser.Parse("PUT /f HTTP/1.0\r\nExpect: 100-continue\r\n\r\n"),
             ParseResult::kComplete);
   EXPECT_FALSE(parser.head().expect_continue);
+}
+
+TEST(RequestParserTest, UpgradeNeedsConnectionUpgradeAndHttp11) {
+  RequestParser parser;
+  ASSERT_EQ(parser.Parse("GET /ws HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade\r\n"
+                         "Upgrade: websocket\r\nUpgrade: other\r\n\r\n"),
+            ParseResult::kComplete);
+  EXPECT_EQ(parser.head().upgrade, "websocket");  // the first field
+  parser.Reset();
+  ASSERT_EQ(parser.Parse("GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n\r\n"),
+            ParseResult::kComplete);
+  EXPECT_EQ(parser.head().upgrade, "");  // no "upgrade" in Connection: not a request to switch
+  parser.Reset();
+  ASSERT_EQ(parser.Parse("GET /ws HTTP/1.0\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n"),
+            ParseResult::kComplete);
+  EXPECT_EQ(parser.head().upgrade, "");  // ignored in HTTP/1.0 (RFC 9110 §7.8)
 }
 
 TEST(RequestParserTest, AbsoluteFormTakesHostFromTarget) {

@@ -31,6 +31,8 @@ using http::ParseResult;
 constexpr uint64_t kNever = TimerWheel::kNever;
 // Pending output beyond which a chunked body is not decoded further (backpressure).
 constexpr size_t kMaxPendingOut = 64 * 1024;
+// A tunnel reads a side only while fewer bytes than this wait to be written to the other.
+constexpr size_t kTunnelBuffer = 64 * 1024;
 // How long a connection closed after an error keeps reading (and discarding) what the client
 // still sends, so the kernel does not reset the connection before the client read the answer.
 constexpr uint64_t kLingerMs = 2'000;
@@ -146,6 +148,7 @@ void ClientConnection::OnEvents(uint32_t events) {
   if (closed_) return;
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) readable_ = true;
   if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) writable_ = true;
+  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) peer_hangup_ = true;
   Drive();
 }
 
@@ -171,6 +174,9 @@ void ClientConnection::Drive() {
       case Phase::kLinger:
         progress = StepLinger();
         break;
+      case Phase::kTunnel:
+        progress = StepTunnel();
+        break;
     }
     if (!progress) break;
   }
@@ -190,8 +196,9 @@ size_t ClientConnection::ReadClient(size_t max_buffer) {
   } while (n < 0 && errno == EINTR);
   if (n > 0) {
     in_.Commit(static_cast<size_t>(n));
-    // A short read drained the socket: edge-triggered epoll reports the next arrival.
-    if (static_cast<size_t>(n) < room) readable_ = false;
+    // A short read drained the socket: edge-triggered epoll reports the next arrival. Not so
+    // after a hangup: the EOF behind the data raises no new edge, the next read must see it.
+    if (static_cast<size_t>(n) < room && !peer_hangup_) readable_ = false;
     last_activity_ms_ = worker_->loop().now_ms();
     return static_cast<size_t>(n);
   }
@@ -210,7 +217,7 @@ size_t ClientConnection::ReadUpstream(size_t max_buffer) {
   } while (n < 0 && errno == EINTR);
   if (n > 0) {
     up_->in.Commit(static_cast<size_t>(n));
-    if (static_cast<size_t>(n) < room) up_->readable = false;
+    if (static_cast<size_t>(n) < room && !up_->hangup) up_->readable = false;  // as ReadClient
     last_activity_ms_ = worker_->loop().now_ms();
     return static_cast<size_t>(n);
   }
@@ -439,6 +446,7 @@ void ClientConnection::BeginRequestCommon() {
   req_body_bytes_ = 0;
   req_done_ = true;
   retried_ = false;
+  upgrade_ = false;
   mirror_filters_.clear();
   if (mirroring_) std::string().swap(mirror_request_);  // a copy the last request never sent
   mirroring_ = false;
@@ -478,6 +486,8 @@ void ClientConnection::StartRequest() {
   close_after_ = !head.keep_alive || draining_;
   BeginRequestCommon();
   req_framing_ = head.framing;
+  // An upgrade with a request body is served as a plain request (nothing to switch after).
+  upgrade_ = !head.upgrade.empty() && head.framing == BodyFraming::kNone;
   req_remaining_ = head.framing == BodyFraming::kContentLength ? head.content_length : 0;
   req_done_ = head.framing == BodyFraming::kNone ||
               (head.framing == BodyFraming::kContentLength && head.content_length == 0);
@@ -723,6 +733,7 @@ void ClientConnection::BuildUpstreamHead() {
   request.client_address = client_ip_;
   request.forwarded_proto = "http";
   request.framing = head.framing;
+  if (upgrade_) request.upgrade = head.upgrade;
   up_out_.clear();
   up_out_sent_ = 0;
   http::AppendForwardedRequest(request, &up_out_);
@@ -884,7 +895,11 @@ bool ClientConnection::OnResponseHead() {
   const http::ResponseHead& head = up_->parser.head();
   if (head.status < 200) {
     if (head.status == 101) {
-      UpstreamFailed(502, "unexpected_upgrade");
+      if (upgrade_) {
+        StartTunnel(head);
+      } else {
+        UpstreamFailed(502, "unexpected_upgrade");
+      }
       return false;
     }
     if (client_minor_ == 1) {
@@ -1005,6 +1020,89 @@ bool ClientConnection::PumpResponseBody() {
       return true;
     }
     UpstreamFailed(502, "upstream_closed_in_body");  // the head is out: closes the client
+    return false;
+  }
+  return progress;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tunnel (an accepted Upgrade).
+
+void ClientConnection::StartTunnel(const http::ResponseHead& head) {
+  const HeaderField* protocol = head.headers.Find("upgrade");
+  if (protocol == nullptr || protocol->value.empty()) {
+    UpstreamFailed(502, "upgrade_without_protocol");
+    return;
+  }
+  status_ = 101;
+  http::ResponseHeadOut out;
+  out.status = 101;
+  out.reason = head.reason;
+  if (response_ops_.empty()) {
+    out.headers = head.headers.span();
+  } else {
+    scratch_headers_.assign(head.headers.begin(), head.headers.end());
+    for (const HeaderOps* ops : response_ops_) ApplyHeaderOps(*ops, &scratch_headers_, nullptr);
+    out.headers = scratch_headers_;
+  }
+  const HeaderField upgrade_field{"Upgrade", protocol->value};
+  out.extra_headers = std::span<const HeaderField>(&upgrade_field, 1);
+  out.connection = "upgrade";
+  http::AppendResponseHead(out, &out_);  // before the head's bytes (the views) are consumed
+  up_->in.Consume(up_->parser.consumed());
+  response_started_ = true;
+  // What the upstream sends from now on passes to the client as it comes (FlushClient).
+  resp_state_ = ResponseState::kBody;
+  resp_framing_ = BodyFraming::kUntilClose;
+  resp_passthrough_ = true;
+  resp_rechunk_ = false;
+  tunnel_up_done_ = tunnel_down_done_ = false;
+  connect_deadline_ = request_deadline_ = backend_deadline_ = kNever;
+  last_activity_ms_ = worker_->loop().now_ms();
+  phase_ = Phase::kTunnel;
+}
+
+bool ClientConnection::StepTunnel() {
+  bool progress = false;
+  // Upstream -> client: the 101 head, then the upstream's bytes as they come.
+  if (!tunnel_down_done_) {
+    const uint64_t sent_before = bytes_sent_;
+    FlushClient();
+    if (closed_) return false;
+    if (bytes_sent_ != sent_before) progress = true;
+    if (up_->in.size() < kTunnelBuffer && ReadUpstream(kTunnelBuffer) > 0) progress = true;
+    if (up_->peer_closed && up_->in.empty() && out_.size() == out_sent_) {
+      shutdown(fd_, SHUT_WR);
+      tunnel_down_done_ = true;
+      progress = true;
+    }
+  }
+  // Client -> upstream: whatever followed the request head, then the client's bytes.
+  if (!tunnel_up_done_) {
+    if (!in_.empty() && up_->writable) {
+      iovec iov{in_.data(), in_.size()};
+      ssize_t n = Send(up_->fd(), &iov, 1);
+      if (n > 0) {
+        in_.Consume(static_cast<size_t>(n));
+        last_activity_ms_ = worker_->loop().now_ms();
+        progress = true;
+      } else if (n < 0 && IsWouldBlock(errno)) {
+        up_->writable = false;
+      } else {
+        reason_ = "upstream_write_failed";
+        Close();
+        return false;
+      }
+    }
+    if (in_.size() < kTunnelBuffer && ReadClient(kTunnelBuffer) > 0) progress = true;
+    if (peer_closed_ && in_.empty()) {
+      shutdown(up_->fd(), SHUT_WR);
+      tunnel_up_done_ = true;
+      progress = true;
+    }
+  }
+  if (tunnel_up_done_ && tunnel_down_done_) {
+    Close();  // logs the 101 with the bytes sent and the tunnel's duration
     return false;
   }
   return progress;
@@ -1170,6 +1268,8 @@ uint64_t ClientConnection::NextDeadline() const {
       return last_activity_ms_ + worker_->settings().idle_timeout_ms;
     case Phase::kLinger:
       return linger_deadline_;
+    case Phase::kTunnel:
+      return last_activity_ms_ + worker_->settings().tunnel_idle_timeout_ms;
   }
   return kNever;
 }
@@ -1218,6 +1318,12 @@ void ClientConnection::OnTimer(int) {
       break;
     case Phase::kLinger:
       if (now >= linger_deadline_) Close();
+      break;
+    case Phase::kTunnel:
+      if (now >= last_activity_ms_ + worker_->settings().tunnel_idle_timeout_ms) {
+        reason_ = "tunnel_idle_timeout";
+        Close();
+      }
       break;
   }
   if (closed_) return;

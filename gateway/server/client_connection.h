@@ -2,7 +2,9 @@
 // exchange in flight on it: request head parsing (gateway/http, strict), routing, filters,
 // backend and endpoint choice, the upstream exchange with bodies streamed both ways (Content-
 // Length passed through without copying, chunked re-framed), local answers (400, 404, 500, 502,
-// 503, 504, redirects), keep-alive, timeouts and the access-log line.
+// 503, 504, redirects), keep-alive, timeouts and the access-log line. A request asking to switch
+// protocols (Upgrade, e.g. WebSocket) that the upstream accepts with 101 turns the pair of
+// connections into a tunnel: bytes are copied both ways until both sides have ended.
 //
 // I/O model: the socket is registered once (edge-triggered, in and out); readable_/writable_
 // remember readiness. Bytes flow through two buffers per direction: the source's read buffer
@@ -30,6 +32,7 @@
 #include "gateway/http/chunked_decoder.h"
 #include "gateway/http/header_util.h"
 #include "gateway/http/request_parser.h"
+#include "gateway/http/response_parser.h"
 #include "gateway/server/event_loop.h"
 #include "gateway/server/io_buffer.h"
 #include "gateway/server/timer_wheel.h"
@@ -71,6 +74,7 @@ class ClientConnection final : public EventHandler,
     kProxy,   // an upstream exchange is in flight
     kLocal,   // writing a response the gateway made itself
     kLinger,  // answered, half-closed: draining what the client still sends, then close
+    kTunnel,  // after a 101: bytes copied both ways until both directions ended
   };
   enum class ResponseState : uint8_t { kAwaitHead, kBody, kDone };
 
@@ -80,6 +84,9 @@ class ClientConnection final : public EventHandler,
   bool StepLocal();
   bool StepLinger();
   void StartLinger();
+  bool StepTunnel();
+  // StartTunnel answers the client the upstream's 101 and enters kTunnel.
+  void StartTunnel(const http::ResponseHead& head);
 
   // Reading and writing. ReadClient/ReadUpstream return the bytes read (0: nothing now).
   size_t ReadClient(size_t max_buffer);
@@ -133,6 +140,7 @@ class ClientConnection final : public EventHandler,
   bool readable_ = true;  // accepted with TCP_DEFER_ACCEPT: data is usually there
   bool writable_ = true;
   bool peer_closed_ = false;  // the client's read side hit EOF
+  bool peer_hangup_ = false;  // EPOLLRDHUP/HUP/ERR seen: a short read may leave the EOF unread
   bool closed_ = false;
 
   IoBuffer in_;
@@ -158,6 +166,12 @@ class ClientConnection final : public EventHandler,
   bool close_after_ = false;  // close the client connection once this response is out
   bool draining_ = false;     // Drain was called: every response is the connection's last
   bool retried_ = false;
+  bool upgrade_ = false;  // the request asks to switch protocols (forwarded with its Upgrade)
+
+  // Tunnel (after a 101): each direction ends when its source hit EOF and all was written, with
+  // a shutdown(SHUT_WR) of its sink.
+  bool tunnel_up_done_ = false;    // client -> upstream
+  bool tunnel_down_done_ = false;  // upstream -> client
 
   // Request body (client -> upstream).
   http::BodyFraming req_framing_ = http::BodyFraming::kNone;

@@ -23,6 +23,9 @@ struct ProxySettings {
   // timeouts.request / timeouts.backendRequest apply on top.
   uint64_t upstream_timeout_ms = 60'000;
   uint64_t upstream_idle_timeout_ms = 60'000;  // an idle pooled upstream connection
+  // An upgraded connection (a 101 to a WebSocket or other Upgrade request) with no byte moved
+  // either way for this long is closed (Envoy's stream idle timeout, 5 minutes).
+  uint64_t tunnel_idle_timeout_ms = 300'000;
 
   // Limits.
   http::HeadLimits request_limits;              // 414 / 431

@@ -610,6 +610,89 @@ TEST_F(ProxyTest, FiltersModifyHeadersAndRewriteUrls) {
   EXPECT_EQ(r.headers.count("content-type"), 0u);
 }
 
+// ReadAtLeast reads from `fd` until `out` holds `n` bytes (false on EOF, error or the client's
+// 5 s receive timeout).
+bool ReadAtLeast(int fd, size_t n, std::string* out) {
+  char chunk[4096];
+  while (out->size() < n) {
+    ssize_t got = recv(fd, chunk, sizeof(chunk), 0);
+    if (got <= 0) return false;
+    out->append(chunk, static_cast<size_t>(got));
+  }
+  return true;
+}
+
+constexpr std::string_view kWebSocketRequest =
+    "GET /upgrade/chat HTTP/1.1\r\nHost: example.com\r\nConnection: keep-alive, Upgrade\r\n"
+    "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+
+TEST_F(ProxyTest, UpgradeTunnelsBytesBothWaysUntilBothSidesEnd) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  ASSERT_TRUE(client.Send(kWebSocketRequest));
+  Response r = client.Read();
+  ASSERT_EQ(r.status, 101) << r.error;
+  EXPECT_EQ(r.headers["upgrade"], "websocket");
+  EXPECT_EQ(r.headers["connection"], "upgrade");
+  EXPECT_EQ(r.headers["x-upstream"], "a");
+  // The upstream was asked to switch, with the client's WebSocket fields.
+  ReceivedRequest seen = a_.last();
+  EXPECT_EQ(seen.headers["upgrade"], "websocket");
+  EXPECT_EQ(seen.headers["connection"], "upgrade");
+  EXPECT_EQ(seen.headers["sec-websocket-key"], "dGhlIHNhbXBsZSBub25jZQ==");
+  // Bytes go both ways, as often as the two sides like.
+  for (const std::string& frame :
+       {std::string("ping-1"), std::string(100000, 'w'), std::string("ping-3")}) {
+    ASSERT_TRUE(client.Send(frame));
+    std::string echoed;
+    ASSERT_TRUE(ReadAtLeast(client.fd(), frame.size(), &echoed));
+    EXPECT_EQ(echoed, frame);
+  }
+  // The client ends its side: the upstream sees EOF, says "bye" and closes; the client reads
+  // that, then EOF.
+  shutdown(client.fd(), SHUT_WR);
+  std::string rest;
+  EXPECT_TRUE(client.ReadUntilClose(&rest));
+  EXPECT_EQ(rest, "bye\n");
+  EXPECT_TRUE(WaitFor([&] {
+    return ReadLog().find(R"("path":"/upgrade/chat","host":"example.com","status":101)") !=
+           std::string::npos;
+  }));
+}
+
+TEST_F(ProxyTest, UpgradeOnlyWhenAskedForAndIdleTunnelsClose) {
+  ProxySettings settings;
+  settings.tunnel_idle_timeout_ms = 200;
+  StartPlane(settings);
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  {
+    // Upgrade without "upgrade" in Connection is no request to switch: the field is dropped
+    // (hop-by-hop) and the upstream answers as usual.
+    TestClient client(port_.port());
+    Response r = client.Get("/upgrade/plain", "example.com", "Upgrade: websocket\r\n");
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(a_.last().headers.count("upgrade"), 0u);
+    // A 101 nobody asked for is a bad upstream response.
+    r = client.Get("/upgrade-always");
+    EXPECT_EQ(r.status, 502);
+  }
+  // A tunnel without traffic is closed after tunnel_idle_timeout_ms.
+  TestClient client(port_.port());
+  ASSERT_TRUE(client.Send(kWebSocketRequest));
+  ASSERT_EQ(client.Read().status, 101);
+  std::string rest;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(client.ReadUntilClose(&rest));  // well before the client's 5 s receive timeout
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(4));
+  EXPECT_TRUE(WaitFor(
+      [&] { return ReadLog().find(R"("reason":"tunnel_idle_timeout")") != std::string::npos; }));
+}
+
 TEST_F(ProxyTest, RequestMirrorSendsACopyAndIgnoresItsAnswer) {
   SnapshotBuilder b = Base();
   // infra/dead:80 has an endpoint nobody listens on.

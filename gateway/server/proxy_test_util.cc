@@ -200,6 +200,23 @@ void TestUpstream::Serve(int fd) {
         response += size + body_in + "\r\n";
       }
       response += "0\r\nX-Trailer: t\r\n\r\n";
+    } else if (target.rfind("/upgrade", 0) == 0 &&
+               (seen.count("upgrade") != 0 || target.rfind("/upgrade-always", 0) == 0)) {
+      // Switches protocols, then echoes every byte until the proxy half-closes, then "bye".
+      auto protocol = seen.find("upgrade");
+      response = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " +
+                 (protocol == seen.end() ? std::string("websocket") : protocol->second) +
+                 "\r\nX-Upstream: " + name_ + "\r\n\r\n" + buffer;
+      buffer.clear();
+      if (!SendAll(fd, response)) break;
+      char chunk[4096];
+      ssize_t n;
+      while ((n = recv(fd, chunk, sizeof(chunk), 0)) > 0) {
+        bytes_received_ += static_cast<size_t>(n);
+        if (!SendAll(fd, std::string(chunk, static_cast<size_t>(n)))) break;
+      }
+      SendAll(fd, "bye\n");
+      break;
     } else if (target.rfind("/big/", 0) == 0) {
       size_t n = std::stoul(target.substr(5));
       response = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(n) + "\r\n\r\n" +

@@ -41,6 +41,8 @@ struct ReceivedRequest {
 //   /delay/<ms>     answers "delayed" after <ms> milliseconds
 //   /chunked...     200 with a chunked body "chunk-1chunk-2<echoed request body>"
 //   /big/<n>        200 with an n-byte Content-Length body of 'x'
+//   /upgrade...     with an Upgrade field (any, for /upgrade-always): 101 with the same Upgrade,
+//                   then echoes every byte it receives until EOF, answers "bye\n" and closes
 //   anything else   200 "upstream=<name> target=<target>" plus the request body, with
 //                   "X-Upstream: <name>" and "X-Seen-<header>: <value>" echoed for each header
 //                   named in the request's "X-Echo" field (comma-separated).

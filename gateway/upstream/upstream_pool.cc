@@ -53,6 +53,7 @@ void UpstreamConnection::OnEvents(uint32_t events) {
   if (closed_) return;
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) readable = true;
   if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) writable = true;
+  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) hangup = true;
   if (user_ != nullptr) {
     user_->OnUpstreamEvents(events);
     return;

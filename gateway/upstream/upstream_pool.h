@@ -71,6 +71,9 @@ class UpstreamConnection final : public server::EventHandler, public server::Tim
   bool writable = false;
   bool connecting = false;  // a non-blocking connect is in progress
   bool peer_closed = false;
+  // The upstream half-closed or failed (EPOLLRDHUP/HUP/ERR seen): a short read no longer means
+  // the socket is drained, since the EOF behind the data raises no further edge.
+  bool hangup = false;
 
   server::IoBuffer in;  // bytes read from the upstream
   http::ResponseParser parser;
