@@ -7,13 +7,17 @@ echo backends on loopback, real traffic from wrk while the configuration changes
   - listeners added and removed while traffic runs: a second listener appears (serves), then
     disappears (refuses connections) while the first one's traffic keeps flowing without errors;
   - SIGTERM drains: a request in flight finishes (with "Connection: close"), an idle keep-alive
-    connection is closed, new connections are refused, and the gateway exits 0.
+    connection is closed, new connections are refused, and the gateway exits 0;
+  - WebSocket: a real RFC 6455 handshake through an HTTPRoute to a WebSocket echo backend, then
+    frames both ways (one longer than 64 KiB) and the closing handshake.
 
 Run: dataplane_test.py --build BUILD_DIR. Waits have deadlines; nothing sleeps to synchronise
 (the edits are paced while wrk runs, which is the point of the test, not synchronisation).
 """
 
 import argparse
+import base64
+import hashlib
 import os
 import re
 import shutil
@@ -22,6 +26,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.request
@@ -51,23 +56,118 @@ def gateway_yaml(ports):
             "  listeners:\n" + listeners)
 
 
-def backend_yaml(echo_port):
-    return ("apiVersion: v1\nkind: Service\nmetadata: {name: echo, namespace: default}\n"
+def backend_yaml(echo_port, name="echo"):
+    return ("apiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: default}\n"
             "spec:\n  ports: [{name: http, port: 80, targetPort: %d}]\n---\n"
             "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\n"
-            "metadata: {name: echo, namespace: default, labels: {kubernetes.io/service-name: echo}}\n"
+            "metadata: {name: %s, namespace: default, labels: {kubernetes.io/service-name: %s}}\n"
             "addressType: IPv4\nports: [{name: http, port: %d}]\n"
             "endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]\n"
-            % (echo_port, echo_port))
+            % (name, echo_port, name, name, echo_port))
 
 
-def route_yaml(name, path, header_value="1"):
+def route_yaml(name, path, header_value="1", backend="echo"):
     return ("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n"
             "metadata: {name: %s, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n"
             "  rules:\n  - matches: [{path: {type: PathPrefix, value: '%s'}}]\n"
             "    filters:\n    - type: RequestHeaderModifier\n"
             "      requestHeaderModifier: {set: [{name: x-edit, value: '%s'}]}\n"
-            "    backendRefs: [{name: echo, port: 80}]\n" % (name, path, header_value))
+            "    backendRefs: [{name: %s, port: 80}]\n" % (name, path, header_value, backend))
+
+
+# ---------------------------------------------------------------------------------------------
+# A minimal WebSocket (RFC 6455) echo server and client side, enough for the handshake, data
+# frames of any length and the closing handshake.
+
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def ws_accept(key):
+    return base64.b64encode(hashlib.sha1(key.encode() + WS_GUID).digest()).decode()
+
+
+def recv_exactly(sock, n):
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise EOFError("connection closed after %d of %d bytes" % (len(data), n))
+        data += chunk
+    return data
+
+
+def ws_frame(opcode, payload, mask):
+    head = bytes([0x80 | opcode])
+    bit = 0x80 if mask else 0
+    if len(payload) < 126:
+        head += bytes([bit | len(payload)])
+    elif len(payload) < 65536:
+        head += bytes([bit | 126]) + len(payload).to_bytes(2, "big")
+    else:
+        head += bytes([bit | 127]) + len(payload).to_bytes(8, "big")
+    if not mask:
+        return head + payload
+    key = os.urandom(4)
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+def ws_read_frame(sock):
+    """(opcode, payload) of one frame, unmasked."""
+    b0, b1 = recv_exactly(sock, 2)
+    length = b1 & 0x7F
+    if length == 126:
+        length = int.from_bytes(recv_exactly(sock, 2), "big")
+    elif length == 127:
+        length = int.from_bytes(recv_exactly(sock, 8), "big")
+    key = recv_exactly(sock, 4) if b1 & 0x80 else None
+    payload = recv_exactly(sock, length)
+    if key:
+        payload = bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+    return b0 & 0x0F, payload
+
+
+class WebSocketEcho:
+    """Accepts WebSocket handshakes on 127.0.0.1:0 and echoes every data frame."""
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.handshakes = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        with conn:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    return
+                head += chunk
+            text = head.decode("latin-1")
+            self.handshakes.append(text)
+            key = re.search(r"(?im)^sec-websocket-key: *(\S+)", text).group(1)
+            conn.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                          "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n"
+                          % ws_accept(key)).encode())
+            while True:
+                try:
+                    opcode, payload = ws_read_frame(conn)
+                except (EOFError, OSError):
+                    return  # the client left without the closing handshake
+                conn.sendall(ws_frame(opcode, payload, mask=False))
+                if opcode == 8:  # close: echoed, then the server closes first (RFC 6455 §7.1.1)
+                    return
+
+    def stop(self):
+        self.listener.close()
 
 
 def get(url, timeout=2):
@@ -197,6 +297,69 @@ class DataPlaneTest(unittest.TestCase):
         self.assertEqual(self.gateway.process.wait(timeout=20), 0, self.gateway.tail(20))
         idle.close()
         busy.close()
+
+
+class WebSocketTest(unittest.TestCase):
+    def setUp(self):
+        self.workdir = tempfile.mkdtemp(prefix="portico-websocket-")
+        self.conf = os.path.join(self.workdir, "conf")
+        os.makedirs(self.conf)
+        self.ws = WebSocketEcho()
+        self.port = free_port()
+        write(self.conf, "00-gateway.yaml", gateway_yaml([self.port]))
+        write(self.conf, "10-backend.yaml", backend_yaml(self.ws.port, name="ws"))
+        write(self.conf, "20-ws.yaml", route_yaml("ws", "/ws", backend="ws"))
+        self.controller = Controller(BINARIES, self.conf, self.workdir)
+        self.controller.wait_ready()
+        self.gateway = Gateway(BINARIES, self.workdir, self.controller.sync_address(),
+                               serve=["default/web"], snapshot=False)
+
+        def routed():  # the handshake reaches the WebSocket server (else 404 or refused)
+            try:
+                head, sock = self.handshake(key="cm91dGVk")
+                sock.close()
+                return b" 101 " in head
+            except OSError:
+                return False
+        wait_until(routed, 20, "the /ws route to serve")
+
+    def tearDown(self):
+        for p in (self.gateway, self.controller):
+            p.stop()
+        self.ws.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def handshake(self, key):
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        sock.sendall(("GET /ws/chat HTTP/1.1\r\nHost: chat.example\r\nUpgrade: websocket\r\n"
+                      "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+                      "Sec-WebSocket-Version: 13\r\n\r\n" % key).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = sock.recv(1)  # byte by byte: nothing of the frames after the head is taken
+            if not chunk:
+                raise OSError("closed before a response head: %r" % head)
+            head += chunk
+        return head, sock
+
+    def test_frames_flow_both_ways_through_the_gateway(self):
+        key = base64.b64encode(os.urandom(16)).decode()
+        head, sock = self.handshake(key)
+        with sock:
+            lines = head.decode("latin-1").lower()
+            self.assertTrue(lines.startswith("http/1.1 101 "), lines)
+            self.assertIn("\r\nupgrade: websocket\r\n", lines)
+            self.assertIn("\r\nconnection: upgrade\r\n", lines)
+            self.assertIn("\r\nsec-websocket-accept: %s\r\n" % ws_accept(key).lower(), lines)
+            seen = self.ws.handshakes[-1].lower()
+            self.assertIn("sec-websocket-key: %s" % key.lower(), seen)
+            self.assertIn("x-edit: 1", seen)  # the route's filter applied to the handshake
+            for opcode, payload in ((1, b"hello"), (2, os.urandom(70000)), (1, b"again")):
+                sock.sendall(ws_frame(opcode, payload, mask=True))
+                self.assertEqual(ws_read_frame(sock), (opcode, payload))
+            sock.sendall(ws_frame(8, b"\x03\xe8", mask=True))  # close, 1000
+            self.assertEqual(ws_read_frame(sock), (8, b"\x03\xe8"))
+            self.assertEqual(sock.recv(1), b"", "the tunnel stayed open after the close")
 
 
 def read_response(sock):
