@@ -31,6 +31,9 @@ using http::ParseResult;
 constexpr uint64_t kNever = TimerWheel::kNever;
 // Pending output beyond which a chunked body is not decoded further (backpressure).
 constexpr size_t kMaxPendingOut = 64 * 1024;
+// Endpoints of a backend tried for one request when connecting fails (nginx's
+// proxy_next_upstream error timeout; nginx tries them all).
+constexpr size_t kMaxConnectAttempts = 5;
 // A tunnel reads a side only while fewer bytes than this wait to be written to the other.
 constexpr size_t kTunnelBuffer = 64 * 1024;
 // How long a connection closed after an error keeps reading (and discarding) what the client
@@ -394,7 +397,7 @@ bool ClientConnection::StepProxy() {
     socklen_t length = sizeof(err);
     if (getsockopt(up_->fd(), SOL_SOCKET, SO_ERROR, &err, &length) != 0) err = errno;
     if (err != 0) {
-      UpstreamFailed(503, "upstream_connect_failed");
+      ConnectFailed("upstream_connect_failed");
       return true;
     }
     up_->connecting = false;
@@ -446,6 +449,8 @@ void ClientConnection::BeginRequestCommon() {
   req_body_bytes_ = 0;
   req_done_ = true;
   retried_ = false;
+  connect_attempts_ = 0;
+  backend_ = nullptr;
   upgrade_ = false;
   mirror_filters_.clear();
   if (mirroring_) std::string().swap(mirror_request_);  // a copy the last request never sent
@@ -649,6 +654,7 @@ void ClientConnection::Redirect(const core::routing::Redirect& redirect) {
 }
 
 void ClientConnection::Forward(const core::routing::Backend& backend) {
+  backend_ = &backend;
   endpoint_ = worker_->PickEndpoint(backend, backend_ref_->key);
   if (endpoint_ == nullptr) {
     RespondLocal(503, "endpoint_unresolved", "no usable upstream\n");
@@ -749,13 +755,37 @@ bool ClientConnection::ConnectUpstream() {
   if (up_ == nullptr) {
     up_ = pool.Connect(endpoint_, this);
     if (up_ == nullptr) {
-      UpstreamFailed(503, "upstream_connect_failed");
-      return false;
+      ConnectFailed("upstream_connect_failed");
+      return up_ != nullptr;
     }
     if (up_->connecting) {
       connect_deadline_ = worker_->loop().now_ms() + worker_->settings().connect_timeout_ms;
     }
   }
+  return true;
+}
+
+void ClientConnection::ConnectFailed(std::string_view reason) {
+  if (up_ != nullptr) {
+    worker_->pool().Close(up_);
+    up_ = nullptr;
+  }
+  if (NextEndpoint()) {
+    ConnectUpstream();
+    return;
+  }
+  UpstreamFailed(503, reason);
+}
+
+bool ClientConnection::NextEndpoint() {
+  // Only while nothing went out: the failed endpoint never saw the request.
+  if (backend_ == nullptr || up_out_sent_ != 0) return false;
+  const size_t count = backend_->endpoints.size();
+  if (++connect_attempts_ >= std::min(count, kMaxConnectAttempts)) return false;
+  upstream::EndpointPool* next = worker_->PickEndpoint(*backend_, backend_ref_->key);
+  if (next == nullptr) return false;
+  endpoint_ = next;
+  upstream_name_.assign(endpoint_->name());
   return true;
 }
 
@@ -1211,6 +1241,7 @@ void ClientConnection::EndRequest() {
   }
   action_ = nullptr;
   backend_ref_ = nullptr;
+  backend_ = nullptr;
 }
 
 void ClientConnection::LogRequest() {
@@ -1301,7 +1332,7 @@ void ClientConnection::OnTimer(int) {
       break;
     case Phase::kProxy:
       if (now >= connect_deadline_) {
-        UpstreamFailed(503, "upstream_connect_timeout");
+        ConnectFailed("upstream_connect_timeout");
       } else if (now >= request_deadline_) {
         close_after_ = close_after_ || !req_done_;
         UpstreamFailed(504, "request_timeout");

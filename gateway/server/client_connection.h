@@ -107,7 +107,13 @@ class ClientConnection final : public EventHandler,
   void TeeMirror(const char* data, size_t size);
   void DispatchMirrors();
   void Forward(const core::routing::Backend& backend);
+  // ConnectUpstream takes a pooled connection to endpoint_ or starts connecting one.
   bool ConnectUpstream();
+  // ConnectFailed: endpoint_ refused or timed out before any byte went to it. The backend's next
+  // endpoint is tried (up to kMaxConnectAttempts in all), as nginx's proxy_next_upstream
+  // error/timeout; when none is left, 503 with `reason`.
+  void ConnectFailed(std::string_view reason);
+  bool NextEndpoint();
   void BuildUpstreamHead();
   bool PumpRequestBody();
   bool PumpResponse();
@@ -155,6 +161,8 @@ class ClientConnection final : public EventHandler,
   Pin* pin_ = nullptr;
   const core::routing::RouteAction* action_ = nullptr;
   const core::routing::BackendRef* backend_ref_ = nullptr;
+  const core::routing::Backend* backend_ = nullptr;  // the chosen backend (held by pin_)
+  size_t connect_attempts_ = 0;                      // endpoints that failed to connect
   upstream::EndpointPool* endpoint_ = nullptr;
   upstream::UpstreamConnection* up_ = nullptr;
   std::string up_out_;  // pending bytes to the upstream: the head, then re-framed chunks

@@ -220,6 +220,41 @@ TEST_F(ProxyTest, EscapedSlashesCanBeKeptRejectedOrDecoded) {
   }
 }
 
+TEST_F(ProxyTest, AnEndpointThatRefusesIsSkippedForTheNext) {
+  // infra/two has a dead endpoint (a port nobody listens on) and a live one (a): every request
+  // is served, whichever endpoint round robin picks first.
+  uint16_t dead_port;
+  {
+    ReservedPort reserved;  // bound, not listening: connecting to it is refused
+    dead_port = reserved.port();
+  }
+  SnapshotBuilder b = Base();
+  b.Put(kBackends, "ports/infra/two", "/Service/infra/two",
+        ServicePortsEntry("infra", "two", 80, 0));
+  b.Put(kBackends, "endpoints/infra/two-1", "discovery.k8s.io/EndpointSlice/infra/two-1",
+        EndpointsEntry("infra", "two", "two-1", dead_port, {"127.0.0.1"}));
+  b.Put(kBackends, "endpoints/infra/two-2", "discovery.k8s.io/EndpointSlice/infra/two-2",
+        EndpointsEntry("infra", "two", "two-2", a_.port(), {"127.0.0.1"}));
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/two:80", 1}}))});
+  Apply(b);
+  TestClient client(port_.port());
+  for (int i = 0; i < 6; ++i) {
+    Response r = client.Get("/x");
+    EXPECT_EQ(r.status, 200) << i << " " << r.body;
+  }
+  EXPECT_EQ(a_.requests(), 6u);
+  // With the live endpoint gone too, nothing is left to try: 503.
+  SnapshotBuilder only_dead = Base();
+  only_dead.Put(kBackends, "ports/infra/two", "/Service/infra/two",
+                ServicePortsEntry("infra", "two", 80, 0));
+  only_dead.Put(kBackends, "endpoints/infra/two-1", "discovery.k8s.io/EndpointSlice/infra/two-1",
+                EndpointsEntry("infra", "two", "two-1", dead_port, {"127.0.0.1"}));
+  AddRoute(&only_dead, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/two:80", 1}}))});
+  Apply(only_dead);
+  Response r = client.Get("/x");
+  EXPECT_EQ(r.status, 503);
+}
+
 TEST_F(ProxyTest, NoRouteIs404) {
   SnapshotBuilder b = Base();
   AddRoute(&b, {RuleEntry(0, "Exact", "/only", BackendsAction({{"infra/a:80", 1}}))});
