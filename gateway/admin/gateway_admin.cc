@@ -235,6 +235,10 @@ std::string RenderPlaneStats(const server::DataPlaneStats& s) {
   w.Uint64(s.mirror_requests);
   w.Key("mirrorFailures");
   w.Uint64(s.mirror_failures);
+  w.Key("mirrorConnects");
+  w.Uint64(s.mirror_connects);
+  w.Key("mirrorInFlight");
+  w.Uint64(s.mirror_in_flight);
   w.EndObject();
   return Done(buffer);
 }
@@ -481,6 +485,10 @@ std::string RenderGatewayMetrics(const SyncStatus& s, const core::RuntimeStats& 
          "RequestMirror copies written in full", p.mirror_requests);
   Metric(out, "portico_gateway_mirror_failures_total", "counter",
          "RequestMirror copies dropped, refused, reset or timed out", p.mirror_failures);
+  Metric(out, "portico_gateway_mirror_connects_total", "counter",
+         "Connections opened to RequestMirror backends", p.mirror_connects);
+  Metric(out, "portico_gateway_mirror_in_flight", "gauge",
+         "RequestMirror copies whose answer is not read yet", p.mirror_in_flight);
   return out;
 }
 

@@ -676,7 +676,7 @@ void ClientConnection::Forward(const core::routing::Backend& backend) {
 }
 
 void ClientConnection::StartMirrors() {
-  mirror_request_ = AddConnectionClose(up_out_);  // up_out_ holds just the head here
+  mirror_request_ = up_out_;  // up_out_ holds just the head here
   mirroring_ = true;
   if (req_done_) DispatchMirrors();  // no body
 }

@@ -188,7 +188,7 @@ class ClientConnection final : public EventHandler,
   http::ChunkedDecoder req_decoder_;
   bool req_done_ = true;
   std::vector<const core::routing::FilterSpec*> mirror_filters_;  // this request's mirrors
-  std::string mirror_request_;  // the copy being built (head with Connection: close, body)
+  std::string mirror_request_;  // the copy being built (head as forwarded, body)
   bool mirroring_ = false;      // body bytes are copied into mirror_request_
 
   // Response (upstream -> client).

@@ -213,6 +213,8 @@ DataPlaneStats DataPlane::Stats() const {
     stats.upstream_open += get(c.upstream_open);
     stats.mirror_requests += get(c.mirror_requests);
     stats.mirror_failures += get(c.mirror_failures);
+    stats.mirror_connects += get(c.mirror_connects);
+    stats.mirror_in_flight += get(c.mirror_in_flight);
   }
   return stats;
 }

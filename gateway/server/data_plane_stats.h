@@ -24,6 +24,8 @@ struct DataPlaneStats {
   uint64_t upstream_open = 0;      // upstream connections open (idle or in use)
   uint64_t mirror_requests = 0;    // RequestMirror copies written in full
   uint64_t mirror_failures = 0;    // copies dropped, refused, reset or timed out
+  uint64_t mirror_connects = 0;    // connections opened to mirrors (the rest are reused)
+  uint64_t mirror_in_flight = 0;   // copies sent or being sent, their answer not read yet
 };
 
 }  // namespace portico::gateway::server

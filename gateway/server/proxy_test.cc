@@ -747,7 +747,10 @@ TEST_F(ProxyTest, RequestMirrorSendsACopyAndIgnoresItsAnswer) {
   Apply(b);
   TestClient client(port_.port());
 
-  // A GET: the client gets a's answer; b gets the same request, asked to close.
+  // Each copy's answer has been read (its connection parked) once none is in flight.
+  auto settled = [&] { return plane_->Stats().mirror_in_flight == 0; };
+
+  // A GET: the client gets a's answer; b gets the same request.
   Response r = client.Get("/m/x?q=1", "example.com", "X-Trace: t1\r\n");
   ASSERT_EQ(r.status, 200) << r.error;
   EXPECT_EQ(r.body, "upstream=a target=/m/x?q=1\n");
@@ -757,8 +760,9 @@ TEST_F(ProxyTest, RequestMirrorSendsACopyAndIgnoresItsAnswer) {
   EXPECT_EQ(copy.target, "/m/x?q=1");
   EXPECT_EQ(copy.headers["host"], "example.com");
   EXPECT_EQ(copy.headers["x-trace"], "t1");
-  EXPECT_EQ(copy.headers["connection"], "close");
+  EXPECT_EQ(copy.headers.count("connection"), 0u);  // kept alive
   EXPECT_EQ(copy.headers["x-forwarded-for"], "127.0.0.1");
+  ASSERT_TRUE(WaitFor(settled));
 
   // Bodies are copied whole, Content-Length and chunked.
   ASSERT_TRUE(
@@ -769,6 +773,7 @@ TEST_F(ProxyTest, RequestMirrorSendsACopyAndIgnoresItsAnswer) {
   EXPECT_EQ(r.body, "upstream=a target=/m/post\nhello world");
   ASSERT_TRUE(WaitFor([&] { return b_.requests() == 2; }));
   EXPECT_EQ(b_.last().body, "hello world");
+  ASSERT_TRUE(WaitFor(settled));
   ASSERT_TRUE(
       client.Send("POST /m/chunks HTTP/1.1\r\nHost: example.com\r\n"
                   "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n there\r\n0\r\n\r\n"));
@@ -777,15 +782,28 @@ TEST_F(ProxyTest, RequestMirrorSendsACopyAndIgnoresItsAnswer) {
   ASSERT_TRUE(WaitFor([&] { return b_.requests() == 3; }));
   EXPECT_EQ(b_.last().body, "hello there");
   EXPECT_TRUE(b_.last().chunked);
+  ASSERT_TRUE(WaitFor(settled));
+  // The three copies went over one kept-alive connection.
+  EXPECT_EQ(b_.connections(), 1u);
+  EXPECT_EQ(plane_->Stats().mirror_connects, 1u);
+
+  // A parked connection the mirror closed meanwhile is not used: the next copy opens another.
+  EXPECT_EQ(client.Get("/m/last", "example.com", "X-Close-After: 1\r\n").status, 200);
+  ASSERT_TRUE(WaitFor([&] { return b_.requests() == 4 && settled(); }));
+  EXPECT_EQ(client.Get("/m/after-close").status, 200);
+  ASSERT_TRUE(WaitFor([&] { return b_.requests() == 5 && settled(); }));
+  EXPECT_EQ(b_.last().target, "/m/after-close");
+  EXPECT_EQ(b_.connections(), 2u);
+  EXPECT_EQ(plane_->Stats().mirror_failures, 0u);
 
   // percent 0 mirrors nothing; a mirror that refuses costs the client nothing.
   EXPECT_EQ(client.Get("/never").status, 200);
   EXPECT_EQ(client.Get("/dead/x").status, 200);
   ASSERT_TRUE(WaitFor([&] { return plane_->Stats().mirror_failures == 1; }))
       << plane_->Stats().mirror_failures;
-  EXPECT_EQ(plane_->Stats().mirror_requests, 3u);
-  EXPECT_EQ(b_.requests(), 3u);
-  EXPECT_EQ(a_.requests(), 5u);
+  EXPECT_EQ(plane_->Stats().mirror_requests, 5u);
+  EXPECT_EQ(b_.requests(), 5u);
+  EXPECT_EQ(a_.requests(), 7u);
 }
 
 // ExternalNameEntry is the ports entry of ExternalName Service infra/`name` -> `external`

@@ -237,6 +237,7 @@ void TestUpstream::Serve(int fd) {
       response += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
     }
     if (!SendAll(fd, response)) break;
+    if (seen.count("x-close-after") != 0) break;  // answered as keep-alive, then closed
   }
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = open_fds_.begin(); it != open_fds_.end(); ++it) {

@@ -46,6 +46,8 @@ struct ReceivedRequest {
 //   anything else   200 "upstream=<name> target=<target>" plus the request body, with
 //                   "X-Upstream: <name>" and "X-Seen-<header>: <value>" echoed for each header
 //                   named in the request's "X-Echo" field (comma-separated).
+// A request carrying "X-Close-After" gets its answer (no "Connection: close"), then the
+// connection closes.
 class TestUpstream {
  public:
   explicit TestUpstream(std::string name);

@@ -156,6 +156,8 @@ void Worker::PublishCounters() {
   counters_.upstream_open.store(pool_->connections(), std::memory_order_relaxed);
   counters_.mirror_requests.store(mirrors_->sent(), std::memory_order_relaxed);
   counters_.mirror_failures.store(mirrors_->failed(), std::memory_order_relaxed);
+  counters_.mirror_connects.store(mirrors_->connects(), std::memory_order_relaxed);
+  counters_.mirror_in_flight.store(mirrors_->in_flight(), std::memory_order_relaxed);
 }
 
 void Worker::Repin() {

@@ -56,6 +56,8 @@ struct WorkerCounters {
   std::atomic<uint64_t> upstream_open{0};
   std::atomic<uint64_t> mirror_requests{0};  // Mirrors::sent
   std::atomic<uint64_t> mirror_failures{0};  // Mirrors::failed
+  std::atomic<uint64_t> mirror_connects{0};  // Mirrors::connects
+  std::atomic<uint64_t> mirror_in_flight{0};  // Mirrors::in_flight
 };
 
 class Worker {
