@@ -128,6 +128,11 @@ char* WriteJsonString(std::string_view text, char* p) {
   return p;
 }
 
+// WriteStringField writes `name` (the JSON punctuation and key) and `value` as a JSON string.
+char* WriteStringField(std::string_view name, std::string_view value, char* p) {
+  return WriteJsonString(value, WriteLiteral(name, p));
+}
+
 void Put2(char* p, int value) {
   p[0] = static_cast<char>('0' + value / 10);
   p[1] = static_cast<char>('0' + value % 10);
@@ -202,14 +207,11 @@ void AccessLogBuffer::Append(const AccessRecord& r, uint64_t now_ms) {
   char* p = data_.get() + size_;
   p = WriteLiteral("{\"time\":\"", p);
   p = WriteTime(r.time_unix_us, p);
-  p = WriteLiteral("\",\"client\":", p);
-  p = WriteJsonString(r.client, p);
-  p = WriteLiteral(",\"method\":", p);
-  p = WriteJsonString(r.method, p);
-  p = WriteLiteral(",\"path\":", p);
-  p = WriteJsonString(r.path, p);
-  p = WriteLiteral(",\"host\":", p);
-  p = WriteJsonString(r.host, p);
+  p = WriteLiteral("\"", p);
+  p = WriteStringField(",\"client\":", r.client, p);
+  p = WriteStringField(",\"method\":", r.method, p);
+  p = WriteStringField(",\"path\":", r.path, p);
+  p = WriteStringField(",\"host\":", r.host, p);
   p = WriteLiteral(",\"status\":", p);
   p = WriteDigits(static_cast<uint64_t>(r.status), 1, p);
   p = WriteLiteral(",\"bytes\":", p);
@@ -218,16 +220,10 @@ void AccessLogBuffer::Append(const AccessRecord& r, uint64_t now_ms) {
   p = WriteDigits(r.duration_us / 1000, 1, p);
   *p++ = '.';
   p = WriteDigits(r.duration_us % 1000, 3, p);
-  p = WriteLiteral(",\"upstream\":", p);
-  p = WriteJsonString(r.upstream, p);
-  p = WriteLiteral(",\"route\":", p);
-  p = WriteJsonString(r.route, p);
-  p = WriteLiteral(",\"rule\":", p);
-  p = WriteJsonString(r.rule, p);
-  if (!r.reason.empty()) {
-    p = WriteLiteral(",\"reason\":", p);
-    p = WriteJsonString(r.reason, p);
-  }
+  p = WriteStringField(",\"upstream\":", r.upstream, p);
+  p = WriteStringField(",\"route\":", r.route, p);
+  p = WriteStringField(",\"rule\":", r.rule, p);
+  if (!r.reason.empty()) p = WriteStringField(",\"reason\":", r.reason, p);
   p = WriteLiteral("}\n", p);
   size_ = static_cast<size_t>(p - data_.get());
   if (size_ >= kFlushBytes) Flush();

@@ -970,13 +970,7 @@ bool ClientConnection::OnResponseHead() {
       close_after_ = true;
       break;
   }
-  if (response_ops_.empty()) {
-    out.headers = head.headers.span();
-  } else {
-    scratch_headers_.assign(head.headers.begin(), head.headers.end());
-    for (const HeaderOps* ops : response_ops_) ApplyHeaderOps(*ops, &scratch_headers_, nullptr);
-    out.headers = scratch_headers_;
-  }
+  out.headers = ResponseHeaders(head);
   if (close_after_) {
     out.connection = "close";
   } else if (client_minor_ == 0) {
@@ -1058,6 +1052,13 @@ bool ClientConnection::PumpResponseBody() {
 // ---------------------------------------------------------------------------------------------
 // Tunnel (an accepted Upgrade).
 
+std::span<const HeaderField> ClientConnection::ResponseHeaders(const http::ResponseHead& head) {
+  if (response_ops_.empty()) return head.headers.span();
+  scratch_headers_.assign(head.headers.begin(), head.headers.end());
+  for (const HeaderOps* ops : response_ops_) ApplyHeaderOps(*ops, &scratch_headers_, nullptr);
+  return scratch_headers_;
+}
+
 void ClientConnection::StartTunnel(const http::ResponseHead& head) {
   const HeaderField* protocol = head.headers.Find("upgrade");
   if (protocol == nullptr || protocol->value.empty()) {
@@ -1068,13 +1069,7 @@ void ClientConnection::StartTunnel(const http::ResponseHead& head) {
   http::ResponseHeadOut out;
   out.status = 101;
   out.reason = head.reason;
-  if (response_ops_.empty()) {
-    out.headers = head.headers.span();
-  } else {
-    scratch_headers_.assign(head.headers.begin(), head.headers.end());
-    for (const HeaderOps* ops : response_ops_) ApplyHeaderOps(*ops, &scratch_headers_, nullptr);
-    out.headers = scratch_headers_;
-  }
+  out.headers = ResponseHeaders(head);
   const HeaderField upgrade_field{"Upgrade", protocol->value};
   out.extra_headers = std::span<const HeaderField>(&upgrade_field, 1);
   out.connection = "upgrade";

@@ -23,6 +23,7 @@
 #define PORTICO_GATEWAY_SERVER_CLIENT_CONNECTION_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,6 +119,9 @@ class ClientConnection final : public EventHandler,
   bool PumpRequestBody();
   bool PumpResponse();
   bool OnResponseHead();
+  // ResponseHeaders: the upstream head's fields after the route's ResponseHeaderModifiers (a
+  // view of scratch_headers_ when any applies).
+  std::span<const http::HeaderField> ResponseHeaders(const http::ResponseHead& head);
   bool PumpResponseBody();
 
   // Answers and endings.

@@ -226,12 +226,6 @@ Mirrors::~Mirrors() {
   }
 }
 
-size_t Mirrors::idle() const {
-  size_t n = 0;
-  for (const auto& [key, list] : idle_) n += list.size();
-  return n;
-}
-
 int Mirrors::Connect(const sockaddr_storage& address, socklen_t length) {
   int fd = socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;

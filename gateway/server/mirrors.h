@@ -52,9 +52,8 @@ class Mirrors {
   bool Roll(double percent);
 
   size_t in_flight() const { return copies_.size(); }
-  size_t idle() const;                         // parked connections, all addresses
-  uint64_t sent() const { return sent_; }      // copies written in full
-  uint64_t failed() const { return failed_; }  // dropped, refused, reset or timed out unsent
+  uint64_t sent() const { return sent_; }          // copies written in full
+  uint64_t failed() const { return failed_; }      // dropped, refused, reset or timed out unsent
   uint64_t connects() const { return connects_; }  // connections opened
 
  private:

@@ -54,9 +54,9 @@ struct WorkerCounters {
   std::atomic<uint64_t> upstream_connects{0};
   std::atomic<uint64_t> upstream_reuses{0};
   std::atomic<uint64_t> upstream_open{0};
-  std::atomic<uint64_t> mirror_requests{0};  // Mirrors::sent
-  std::atomic<uint64_t> mirror_failures{0};  // Mirrors::failed
-  std::atomic<uint64_t> mirror_connects{0};  // Mirrors::connects
+  std::atomic<uint64_t> mirror_requests{0};   // Mirrors::sent
+  std::atomic<uint64_t> mirror_failures{0};   // Mirrors::failed
+  std::atomic<uint64_t> mirror_connects{0};   // Mirrors::connects
   std::atomic<uint64_t> mirror_in_flight{0};  // Mirrors::in_flight
 };
 
@@ -135,7 +135,7 @@ class Worker {
   std::atomic<bool> drain_{false};    // asked to drain (any thread)
   std::atomic<bool> drained_{false};  // draining, and no connection left
   bool draining_ = false;             // worker thread: BeginDrain ran
-  mutable WorkerCounters counters_;  // written by the worker, read by DataPlane::Stats
+  mutable WorkerCounters counters_;   // written by the worker, read by DataPlane::Stats
 
   std::list<Pin> pins_;  // back(): current
   uint64_t pinned_generation_ = UINT64_MAX;
