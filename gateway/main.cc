@@ -114,6 +114,7 @@ int main(int argc, char** argv) {
   plane_options.workers = config->workers;
   plane_options.default_address = config->ListenAddress();
   plane_options.access_log = *access_log;
+  plane_options.registry = &plugins->registry;  // plugin filter types (filter_binding.v1)
   portico::gateway::server::ProxySettings& settings = plane_options.settings;
   settings.header_read_timeout_ms = static_cast<uint64_t>(config->header_read_timeout_ms);
   settings.idle_timeout_ms = static_cast<uint64_t>(config->idle_timeout_ms);

@@ -56,6 +56,13 @@ struct FilterTypeInfo {
                                       const portico_filter_host*) = nullptr;
   portico_filter_status (*on_response)(void*, const portico_http_view*,
                                        const portico_filter_host*) = nullptr;
+  // ABI 1.2 hooks (null for a 1.1 plugin).
+  void* (*request_create)(void*) = nullptr;
+  void (*request_destroy)(void*, void*) = nullptr;
+  void (*cancel)(void*, void*, void*) = nullptr;
+  portico_filter_status (*on_upstream_request)(void*, const portico_http_view*,
+                                               const portico_filter_host*) = nullptr;
+  void (*on_log)(void*, const portico_http_view*, const portico_filter_host*) = nullptr;
   std::string plugin_name;
   std::string plugin_path;
 };

@@ -164,6 +164,17 @@ Status RegistrationStage::StageFilterType(const portico_filter_type& t) {
   info.destroy = t.destroy;
   info.on_request = t.on_request;
   info.on_response = t.on_response;
+  if (PORTICO_HAS_FIELD(&t, portico_filter_type, on_response_body)) {
+    if (t.on_request_body != nullptr || t.on_response_body != nullptr) {
+      return InvalidArgumentError("filter type " + info.name +
+                                  ": body hooks are reserved and must be NULL");
+    }
+    info.request_create = t.request_create;
+    info.request_destroy = t.request_destroy;
+    info.cancel = t.cancel;
+    info.on_upstream_request = t.on_upstream_request;
+    info.on_log = t.on_log;
+  }
   info.plugin_name = plugin_name_;
   info.plugin_path = plugin_path_;
   for (const FilterTypeInfo& staged : filters_) {

@@ -239,6 +239,14 @@ std::string RenderPlaneStats(const server::DataPlaneStats& s) {
   w.Uint64(s.mirror_connects);
   w.Key("mirrorInFlight");
   w.Uint64(s.mirror_in_flight);
+  w.Key("filterCalls");
+  w.Uint64(s.filter_calls);
+  w.Key("filterCallFailures");
+  w.Uint64(s.filter_call_failures);
+  w.Key("filterCallsCancelled");
+  w.Uint64(s.filter_calls_cancelled);
+  w.Key("filterCallsInFlight");
+  w.Uint64(s.filter_calls_in_flight);
   w.EndObject();
   return Done(buffer);
 }
@@ -489,6 +497,14 @@ std::string RenderGatewayMetrics(const SyncStatus& s, const core::RuntimeStats& 
          "Connections opened to RequestMirror backends", p.mirror_connects);
   Metric(out, "portico_gateway_mirror_in_flight", "gauge",
          "RequestMirror copies whose answer is not read yet", p.mirror_in_flight);
+  Metric(out, "portico_gateway_filter_calls_total", "counter", "Filters' outbound calls answered",
+         p.filter_calls);
+  Metric(out, "portico_gateway_filter_call_failures_total", "counter",
+         "Filters' outbound calls refused, reset or timed out", p.filter_call_failures);
+  Metric(out, "portico_gateway_filter_calls_cancelled_total", "counter",
+         "Filters' outbound calls abandoned because their request ended", p.filter_calls_cancelled);
+  Metric(out, "portico_gateway_filter_calls_in_flight", "gauge",
+         "Filters' outbound calls in flight", p.filter_calls_in_flight);
   return out;
 }
 

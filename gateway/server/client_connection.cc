@@ -20,10 +20,7 @@ namespace portico::gateway::server {
 
 namespace {
 
-using core::routing::FilterKind;
-using core::routing::FilterSpec;
-using core::routing::HeaderOps;
-using core::routing::PathModifierType;
+using core::filter::FilterResult;
 using http::BodyFraming;
 using http::HeaderField;
 using http::ParseResult;
@@ -53,59 +50,6 @@ ssize_t Send(int fd, iovec* iov, int count) {
 }
 
 bool IsWouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
-
-// RemoveNamed drops every field named `name` (case-insensitive).
-void RemoveNamed(std::vector<HeaderField>* fields, std::string_view name) {
-  fields->erase(
-      std::remove_if(fields->begin(), fields->end(),
-                     [name](const HeaderField& f) { return http::EqualsIgnoreCase(f.name, name); }),
-      fields->end());
-}
-
-// ApplyHeaderOps applies one RequestHeaderModifier / ResponseHeaderModifier to `fields`. With
-// `host` (requests), a set or add of "Host" replaces the forwarded Host instead.
-void ApplyHeaderOps(const HeaderOps& ops, std::vector<HeaderField>* fields, std::string* host) {
-  for (const auto& [name, value] : ops.set) {
-    if (host != nullptr && http::EqualsIgnoreCase(name, "host")) {
-      host->assign(value);
-      continue;
-    }
-    RemoveNamed(fields, name);
-    fields->push_back({name, value});
-  }
-  for (const auto& [name, value] : ops.add) {
-    if (host != nullptr && http::EqualsIgnoreCase(name, "host")) {
-      host->assign(value);
-      continue;
-    }
-    fields->push_back({name, value});
-  }
-  for (const std::string& name : ops.remove) RemoveNamed(fields, name);
-}
-
-// ReplacePrefix rewrites `path` whose matched prefix is `prefix` (Gateway API
-// ReplacePrefixMatch: segment-wise, "/" replacements do not double slashes).
-void ReplacePrefix(std::string_view path, std::string_view prefix, std::string_view replacement,
-                   std::string* out) {
-  while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
-  std::string_view rest = path.size() >= prefix.size() ? path.substr(prefix.size()) : "";
-  while (!replacement.empty() && replacement.back() == '/' && !rest.empty() &&
-         rest.front() == '/') {
-    replacement.remove_suffix(1);
-  }
-  out->assign(replacement);
-  out->append(rest);
-  if (out->empty() || out->front() != '/') out->insert(out->begin(), '/');
-}
-
-std::string_view StripPort(std::string_view host) {
-  if (!host.empty() && host.front() == '[') {
-    size_t end = host.find(']');
-    return end == std::string_view::npos ? host : host.substr(0, end + 1);
-  }
-  size_t colon = host.rfind(':');
-  return colon == std::string_view::npos ? host : host.substr(0, colon);
-}
 
 }  // namespace
 
@@ -179,6 +123,9 @@ void ClientConnection::Drive() {
         break;
       case Phase::kTunnel:
         progress = StepTunnel();
+        break;
+      case Phase::kFilter:
+        progress = StepFilter();
         break;
     }
     if (!progress) break;
@@ -452,7 +399,13 @@ void ClientConnection::BeginRequestCommon() {
   connect_attempts_ = 0;
   backend_ = nullptr;
   upgrade_ = false;
-  mirror_filters_.clear();
+  mirror_keys_.clear();
+  chain_stage_ = ChainStage::kRule;
+  req_headers_edited_ = false;
+  resp_headers_open_ = false;
+  reply_headers_.clear();
+  strings_.clear();
+  filter_status_ = 0;
   if (mirroring_) std::string().swap(mirror_request_);  // a copy the last request never sent
   mirroring_ = false;
   auto& counter = worker_->counters().requests;
@@ -461,6 +414,7 @@ void ClientConnection::BeginRequestCommon() {
 
 void ClientConnection::StartRequest() {
   const http::RequestHead& head = parser_.head();
+  head_consumed_ = false;
   method_.assign(head.method);
   // Routed and forwarded in normal form (gateway/http/path_normalize.h); "*" (OPTIONS) as is.
   bool path_ok = true;
@@ -511,14 +465,22 @@ void ClientConnection::StartRequest() {
       location_.push_back('?');
       location_.append(query_);
     }
-    RespondLocal(307, "escaped_slash_redirect", {}, location_);
+    const HeaderField location{"Location", location_};
+    RespondLocal(307, "escaped_slash_redirect", {}, std::span<const HeaderField>(&location, 1));
   } else if (max_body != 0 && head.framing == BodyFraming::kContentLength &&
              head.content_length > max_body) {
     RespondLocal(413, "body_too_large", http::StatusReason(413));
   } else {
     RouteAndForward();
   }
-  // Everything that needed the head's views is done: drop its bytes (the body follows).
+  // Everything that needed the head's views is done: drop its bytes (the body follows). A
+  // request parked on a filter's call keeps them until it goes on.
+  if (phase_ != Phase::kFilter) ConsumeHead();
+}
+
+void ClientConnection::ConsumeHead() {
+  if (head_consumed_) return;
+  head_consumed_ = true;
   in_.Consume(parser_.consumed());
   parser_.Reset();
 }
@@ -550,107 +512,91 @@ void ClientConnection::RouteAndForward() {
     return;
   }
   action_ = match.action;
-  if (action_->redirect.has_value()) {
-    Redirect(*action_->redirect);
-    return;
-  }
-  request_ops_.clear();
-  response_ops_.clear();
-  if (!ApplyFilters(action_->filters)) return;
-  if (action_->backends.empty() || action_->total_weight == 0) {
-    RespondLocal(500, "no_backends", "no backends\n");
-    return;
-  }
-  backend_ref_ = worker_->PickBackend(*action_);
-  if (backend_ref_ == nullptr || !backend_ref_->valid()) {
-    RespondLocal(500, "invalid_backend", "invalid backend\n");
-    return;
-  }
-  if (!backend_ref_->filters.empty() && !ApplyFilters(backend_ref_->filters)) return;
-  const core::routing::Backend* backend = snapshot.backends->Find(backend_ref_->key);
-  if (backend == nullptr) {
-    RespondLocal(500, "backend_not_found", "backend not found\n");
-    return;
-  }
-  if (backend->endpoints.empty()) {
-    RespondLocal(503, "no_endpoints", "no healthy upstream\n");
-    return;
-  }
-  Forward(*backend);
+  request_deadline_ = action_->request_timeout_ms > 0
+                          ? start_us_ / 1000 + static_cast<uint64_t>(action_->request_timeout_ms)
+                          : kNever;
+  chain_.Start(&action_->filters);
+  ContinueChain(action_->filters.empty() ? FilterResult::kContinue : chain_.RunRequestHead(*this));
 }
 
-bool ClientConnection::ApplyFilters(const std::vector<FilterSpec>& filters) {
-  for (const FilterSpec& filter : filters) {
-    switch (filter.kind) {
-      case FilterKind::kRequestHeaders:
-        request_ops_.push_back(&filter.headers);
-        break;
-      case FilterKind::kResponseHeaders:
-        response_ops_.push_back(&filter.headers);
-        break;
-      case FilterKind::kUrlRewrite: {
-        const core::routing::UrlRewrite& rewrite = filter.rewrite;
-        if (rewrite.hostname.has_value()) upstream_host_.assign(*rewrite.hostname);
-        if (rewrite.path_type == PathModifierType::kReplaceFullPath) {
-          path_.assign(rewrite.path_value);
-        } else if (rewrite.path_type == PathModifierType::kReplacePrefixMatch) {
-          ReplacePrefix(path_, action_->matched_prefix, rewrite.path_value, &scratch_);
-          path_.swap(scratch_);
+void ClientConnection::ContinueChain(FilterResult result) {
+  for (;;) {
+    if (closed_ || result == FilterResult::kRespond) return;  // Respond set Phase::kLocal
+    if (result == FilterResult::kPending) {
+      phase_ = Phase::kFilter;
+      return;
+    }
+    switch (chain_stage_) {
+      case ChainStage::kRule:
+        if (action_->backends.empty() || action_->total_weight == 0) {
+          RespondLocal(500, "no_backends", "no backends\n");
+          return;
+        }
+        backend_ref_ = worker_->PickBackend(*action_);
+        if (backend_ref_ == nullptr || !backend_ref_->valid()) {
+          RespondLocal(500, "invalid_backend", "invalid backend\n");
+          return;
+        }
+        chain_stage_ = ChainStage::kBackend;
+        if (!backend_ref_->filters.empty()) {
+          chain_.Append(&backend_ref_->filters);
+          result = chain_.RunRequestHead(*this);
         }
         break;
+      case ChainStage::kBackend:
+        chain_stage_ = ChainStage::kUpstream;
+        if (!chain_.empty()) result = chain_.RunUpstreamRequest(*this);
+        break;
+      case ChainStage::kUpstream: {
+        const core::routing::Backend* backend = pin_->snapshot->backends->Find(backend_ref_->key);
+        if (backend == nullptr) {
+          RespondLocal(500, "backend_not_found", "backend not found\n");
+        } else if (backend->endpoints.empty()) {
+          RespondLocal(503, "no_endpoints", "no healthy upstream\n");
+        } else {
+          Forward(*backend);
+        }
+        return;
       }
-      case FilterKind::kRedirect:
-        Redirect(filter.redirect);
-        return false;
-      case FilterKind::kMirror:
-        if (!filter.mirror_key.empty() && worker_->mirrors().Roll(filter.mirror_percent)) {
-          mirror_filters_.push_back(&filter);
-        }
-        break;
-      case FilterKind::kBinding:
-        // filter_binding.v1 instances do not exist yet: a binding is always missing (500).
-        RespondLocal(500, "filter_binding_missing", "filter not available\n");
-        return false;
     }
   }
-  return true;
 }
 
-void ClientConnection::Redirect(const core::routing::Redirect& redirect) {
-  std::string& location = location_;
-  location.clear();
-  std::string_view scheme = redirect.scheme.empty() ? std::string_view("http") : redirect.scheme;
-  location.append(scheme);
-  location.append("://");
-  location.append(redirect.hostname.empty() ? StripPort(host_) : redirect.hostname);
-  int port = redirect.port != 0 ? redirect.port : listener_port_;
-  if (redirect.port == 0 && !redirect.scheme.empty()) {
-    port = redirect.scheme == "https" ? 443 : 80;
+bool ClientConnection::StepFilter() {
+  // Parked on a filter's call: the client's bytes stay unread (the head is viewed in place).
+  // A client that hung up ends the exchange, which cancels the call.
+  if (peer_hangup_) {
+    reason_ = "client_closed_during_filter";
+    status_ = 499;
+    Close();
   }
-  const bool default_port = (scheme == "http" && port == 80) || (scheme == "https" && port == 443);
-  if (!default_port && port != 0) {
-    location.push_back(':');
-    location.append(std::to_string(port));
-  }
-  switch (redirect.path_modifier) {
-    case PathModifierType::kReplaceFullPath:
-      location.append(redirect.path_value);
-      break;
-    case PathModifierType::kReplacePrefixMatch:
-      ReplacePrefix(path_, action_ != nullptr ? action_->matched_prefix : "", redirect.path_value,
-                    &scratch_);
-      location.append(scratch_);
-      break;
-    case PathModifierType::kNone:
-      location.append(path_);
-      break;
-  }
-  if (!query_.empty()) {
-    location.push_back('?');
-    location.append(query_);
-  }
-  int status = redirect.status_code != 0 ? redirect.status_code : 302;
-  RespondLocal(status, {}, {}, location);
+  return false;
+}
+
+void ClientConnection::OnHttpDone(upstream::HttpResult result) {
+  call_ = nullptr;
+  core::filter::CallDone* done = call_done_;
+  call_done_ = nullptr;
+  if (closed_ || done == nullptr || phase_ != Phase::kFilter) return;
+  core::filter::OutboundResponse response;
+  response.status = result.status;
+  response.error = std::move(result.error);
+  response.headers = std::move(result.headers);
+  response.body = std::move(result.body);
+  // Whatever follows sets the phase: a local reply kLocal, forwarding kProxy, a new call kFilter.
+  phase_ = Phase::kHead;
+  ContinueChain(chain_.Resume(done->OnCallDone(response), *this));
+  if (closed_) return;
+  if (phase_ != Phase::kFilter) ConsumeHead();
+  Drive();
+}
+
+void ClientConnection::CancelCall() {
+  if (call_ == nullptr) return;
+  upstream::HttpClient::Call* call = call_;
+  call_ = nullptr;
+  call_done_ = nullptr;
+  worker_->http_client().Cancel(call);
 }
 
 void ClientConnection::Forward(const core::routing::Backend& backend) {
@@ -662,15 +608,12 @@ void ClientConnection::Forward(const core::routing::Backend& backend) {
   }
   upstream_name_.assign(endpoint_->name());
   const uint64_t now = worker_->loop().now_ms();
-  request_deadline_ = action_->request_timeout_ms > 0
-                          ? start_us_ / 1000 + static_cast<uint64_t>(action_->request_timeout_ms)
-                          : kNever;
   backend_deadline_ = action_->backend_request_timeout_ms > 0
                           ? now + static_cast<uint64_t>(action_->backend_request_timeout_ms)
                           : kNever;
   last_activity_ms_ = now;
   BuildUpstreamHead();
-  if (!mirror_filters_.empty()) StartMirrors();
+  if (!mirror_keys_.empty()) StartMirrors();
   phase_ = Phase::kProxy;
   ConnectUpstream();
 }
@@ -682,9 +625,11 @@ void ClientConnection::StartMirrors() {
 }
 
 void ClientConnection::TeeMirror(const char* data, size_t size) {
-  if (mirror_request_.size() + size > Mirrors::kMaxBytes) {
+  if (mirror_request_.size() + size > upstream::HttpClient::kMaxBytes) {
     // Too big to copy: this request is not mirrored.
-    for (size_t i = 0; i < mirror_filters_.size(); ++i) worker_->mirrors().CountDropped();
+    for (size_t i = 0; i < mirror_keys_.size(); ++i) {
+      worker_->http_client().CountDropped(upstream::HttpClient::Purpose::kMirror);
+    }
     mirroring_ = false;
     std::string().swap(mirror_request_);
     return;
@@ -696,18 +641,20 @@ void ClientConnection::DispatchMirrors() {
   if (!mirroring_) return;
   mirroring_ = false;
   const core::routing::BackendTable& backends = *pin_->snapshot->backends;
-  for (size_t i = 0; i < mirror_filters_.size(); ++i) {
-    const core::routing::Backend* backend = backends.Find(mirror_filters_[i]->mirror_key);
+  upstream::HttpClient& client = worker_->http_client();
+  constexpr auto kMirror = upstream::HttpClient::Purpose::kMirror;
+  for (size_t i = 0; i < mirror_keys_.size(); ++i) {
+    const core::routing::Backend* backend = backends.Find(*mirror_keys_[i]);
     upstream::EndpointPool* endpoint = nullptr;
     if (backend != nullptr && !backend->endpoints.empty())
-      endpoint = worker_->PickEndpoint(*backend, mirror_filters_[i]->mirror_key);
+      endpoint = worker_->PickEndpoint(*backend, *mirror_keys_[i]);
     if (endpoint == nullptr) {
-      worker_->mirrors().CountDropped();
+      client.CountDropped(kMirror);
       continue;
     }
-    std::string copy =
-        i + 1 == mirror_filters_.size() ? std::move(mirror_request_) : mirror_request_;
-    worker_->mirrors().Send(endpoint->address(), endpoint->address_length(), std::move(copy));
+    std::string copy = i + 1 == mirror_keys_.size() ? std::move(mirror_request_) : mirror_request_;
+    client.Start(kMirror, endpoint->address(), endpoint->address_length(), std::move(copy),
+                 worker_->settings().upstream_timeout_ms, nullptr);
   }
   mirror_request_.clear();
 }
@@ -727,14 +674,8 @@ void ClientConnection::BuildUpstreamHead() {
     }
     request.target = target_out_;
   }
-  if (request_ops_.empty()) {
-    request.headers = head.headers.span();
-  } else {
-    scratch_headers_.assign(head.headers.begin(), head.headers.end());
-    for (const HeaderOps* ops : request_ops_)
-      ApplyHeaderOps(*ops, &scratch_headers_, &upstream_host_);
-    request.headers = scratch_headers_;
-  }
+  request.headers =
+      req_headers_edited_ ? std::span<const HeaderField>(req_headers_) : head.headers.span();
   request.host = upstream_host_;
   request.client_address = client_ip_;
   request.forwarded_proto = "http";
@@ -1053,10 +994,13 @@ bool ClientConnection::PumpResponseBody() {
 // Tunnel (an accepted Upgrade).
 
 std::span<const HeaderField> ClientConnection::ResponseHeaders(const http::ResponseHead& head) {
-  if (response_ops_.empty()) return head.headers.span();
-  scratch_headers_.assign(head.headers.begin(), head.headers.end());
-  for (const HeaderOps* ops : response_ops_) ApplyHeaderOps(*ops, &scratch_headers_, nullptr);
-  return scratch_headers_;
+  if (chain_.empty()) return head.headers.span();
+  resp_headers_.assign(head.headers.begin(), head.headers.end());
+  filter_status_ = head.status;
+  resp_headers_open_ = true;
+  chain_.RunResponseHead(*this);
+  resp_headers_open_ = false;
+  return resp_headers_;
 }
 
 void ClientConnection::StartTunnel(const http::ResponseHead& head) {
@@ -1151,26 +1095,27 @@ void ClientConnection::UpstreamFailed(int status, std::string_view reason) {
 }
 
 void ClientConnection::RespondLocal(int status, std::string_view reason, std::string_view body,
-                                    std::string_view location) {
+                                    std::span<const HeaderField> headers, bool exact) {
   ReleaseUpstream(false);
   status_ = status;
   reason_ = reason;
   last_activity_ms_ = worker_->loop().now_ms();
   if (!req_done_) close_after_ = true;  // the body was not read: the connection cannot go on
   std::string body_text;
-  if (body.data() != nullptr && !body.empty() && body.back() != '\n') {
+  if (!exact && body.data() != nullptr && !body.empty() && body.back() != '\n') {
     body_text.assign(body);
     body_text.push_back('\n');
     body = body_text;
   }
-  HeaderField fields[2];
-  size_t count = 0;
-  if (!body.empty()) fields[count++] = {"Content-Type", "text/plain"};
-  if (!location.empty()) fields[count++] = {"Location", location};
+  const HeaderField content_type{"Content-Type", "text/plain"};
+  bool typed = false;
+  for (const HeaderField& f : headers)
+    typed = typed || http::EqualsIgnoreCase(f.name, "content-type");
   http::ResponseHeadOut out;
   out.status = status;
   out.version_minor = client_minor_;
-  out.extra_headers = std::span<const HeaderField>(fields, count);
+  if (!body.empty() && !typed) out.headers = std::span<const HeaderField>(&content_type, 1);
+  out.extra_headers = headers;
   out.framing = BodyFraming::kContentLength;
   out.content_length = body.size();
   if (close_after_) {
@@ -1229,6 +1174,9 @@ void ClientConnection::ResetForNextRequest() {
 void ClientConnection::EndRequest() {
   if (!in_request_) return;
   in_request_ = false;
+  CancelCall();
+  if (!chain_.empty()) chain_.End(*this);
+  ConsumeHead();
   LogRequest();
   if (pin_ != nullptr) {
     worker_->ReleasePin(pin_);
@@ -1296,6 +1244,8 @@ uint64_t ClientConnection::NextDeadline() const {
       return linger_deadline_;
     case Phase::kTunnel:
       return last_activity_ms_ + worker_->settings().tunnel_idle_timeout_ms;
+    case Phase::kFilter:
+      return std::min(request_deadline_, call_deadline_);
   }
   return kNever;
 }
@@ -1349,6 +1299,16 @@ void ClientConnection::OnTimer(int) {
       if (now >= last_activity_ms_ + worker_->settings().tunnel_idle_timeout_ms) {
         reason_ = "tunnel_idle_timeout";
         Close();
+      }
+      break;
+    case Phase::kFilter:
+      if (now >= request_deadline_ || now >= call_deadline_) {
+        // The call outlived the request's timeout (or its own, which the client enforces
+        // first): the exchange ends here, cancelling it.
+        CancelCall();
+        close_after_ = true;
+        RespondLocal(504, "filter_call_timeout", http::StatusReason(504));
+        ConsumeHead();
       }
       break;
   }

@@ -13,6 +13,12 @@
 // so the usual exchange costs one read and one writev per direction. Backpressure: a source is
 // not read while its buffer is full; the buffer drains only as the sink accepts bytes.
 //
+// Filters: every filter of the matched rule (and of the chosen backend) runs through one
+// core::filter::FilterChain; the connection is the chain's FilterContext (exchange_filters.cc)
+// and knows no filter. A hook that starts an outbound call (HttpCall, through the worker's
+// HttpClient) parks the exchange in Phase::kFilter, with the request head kept in place, until
+// the call completes on this worker; the client going away or the request timeout cancels it.
+//
 // Timers: one wheel Timer per connection, armed for the earliest pending deadline (header read,
 // idle, upstream connect, request, backend request, upstream inactivity); moving a deadline
 // later does not re-arm: the expiry re-checks and re-arms.
@@ -23,11 +29,14 @@
 #define PORTICO_GATEWAY_SERVER_CLIENT_CONNECTION_H_
 
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/runtime/filter/filter_chain.h"
+#include "core/runtime/filter/http_filter.h"
 #include "core/runtime/routing/backend_table.h"
 #include "core/runtime/routing/route_types.h"
 #include "gateway/http/chunked_decoder.h"
@@ -37,6 +46,7 @@
 #include "gateway/server/event_loop.h"
 #include "gateway/server/io_buffer.h"
 #include "gateway/server/timer_wheel.h"
+#include "gateway/upstream/http_client.h"
 #include "gateway/upstream/upstream_pool.h"
 
 namespace portico::gateway::server {
@@ -46,7 +56,9 @@ struct Pin;
 
 class ClientConnection final : public EventHandler,
                                public TimerHandler,
-                               public upstream::UpstreamUser {
+                               public upstream::UpstreamUser,
+                               public core::filter::FilterContext,
+                               public upstream::HttpClient::Done {
  public:
   // `listener_address`/`listener_port` name the listener set the connection arrived on (route
   // table keys); `client_ip` is the peer's address as text.
@@ -68,6 +80,39 @@ class ClientConnection final : public EventHandler,
   void OnEvents(uint32_t events) override;
   void OnTimer(int id) override;
   void OnUpstreamEvents(uint32_t events) override;
+  void OnHttpDone(upstream::HttpResult result) override;
+
+  // core::filter::FilterContext (exchange_filters.cc).
+  std::string_view method() const override { return method_; }
+  std::string_view path() const override { return path_; }
+  std::string_view query() const override { return query_; }
+  std::string_view host() const override { return host_; }
+  uint16_t listener_port() const override { return listener_port_; }
+  std::string_view client_address() const override { return client_ip_; }
+  std::string_view matched_prefix() const override;
+  std::string_view route_key() const override;
+  std::string_view rule_name() const override;
+  int response_status() const override { return filter_status_; }
+  void SetPath(std::string_view path) override;
+  void SetUpstreamHost(std::string_view host) override;
+  size_t HeaderCount(core::filter::Side side) const override;
+  std::pair<std::string_view, std::string_view> HeaderAt(core::filter::Side side,
+                                                         size_t i) const override;
+  std::optional<std::string_view> Header(core::filter::Side side, std::string_view name,
+                                         size_t n) const override;
+  void SetHeader(core::filter::Side side, std::string_view name, std::string_view value,
+                 bool stable) override;
+  void AddHeader(core::filter::Side side, std::string_view name, std::string_view value,
+                 bool stable) override;
+  void RemoveHeader(core::filter::Side side, std::string_view name) override;
+  void Respond(int status, std::string_view body,
+               const std::vector<std::pair<std::string, std::string>>& headers,
+               std::string_view reason) override;
+  void Mirror(const std::string& backend_key) override;
+  bool Roll(double percent) override;
+  bool HttpCall(core::filter::OutboundRequest request, core::filter::CallDone* done) override;
+  const core::filter::HttpFilter* FindBinding(std::string_view id) const override;
+  void Log(int level, std::string_view message) override;
 
  private:
   enum class Phase : uint8_t {
@@ -76,6 +121,13 @@ class ClientConnection final : public EventHandler,
     kLocal,   // writing a response the gateway made itself
     kLinger,  // answered, half-closed: draining what the client still sends, then close
     kTunnel,  // after a 101: bytes copied both ways until both directions ended
+    kFilter,  // a filter's outbound call is in flight; the request head waits in in_
+  };
+  // ChainStage: where the request stands in its filter chain (what follows a completed call).
+  enum class ChainStage : uint8_t {
+    kRule,      // the rule's filters (OnRequestHead); next: choose a backend
+    kBackend,   // the backend's filters (OnRequestHead); next: the upstream-request hook
+    kUpstream,  // OnUpstreamRequest; next: forward
   };
   enum class ResponseState : uint8_t { kAwaitHead, kBody, kDone };
 
@@ -86,6 +138,7 @@ class ClientConnection final : public EventHandler,
   bool StepLinger();
   void StartLinger();
   bool StepTunnel();
+  bool StepFilter();
   // StartTunnel answers the client the upstream's 101 and enters kTunnel.
   void StartTunnel(const http::ResponseHead& head);
 
@@ -101,7 +154,15 @@ class ClientConnection final : public EventHandler,
   void StartRequest();
   void ResetForNextRequest();
   void RouteAndForward();
-  bool ApplyFilters(const std::vector<core::routing::FilterSpec>& filters);
+  // ContinueChain goes on from `result` of the chain's last run at chain_stage_ until the
+  // request is forwarded, answered, or parked on a call.
+  void ContinueChain(core::filter::FilterResult result);
+  // ConsumeHead drops the request head's bytes from in_ once nothing views them (idempotent).
+  void ConsumeHead();
+  // MaterializeHeaders copies the side's fields into its editable list (first change).
+  std::vector<http::HeaderField>* EditableHeaders(core::filter::Side side);
+  std::string_view Keep(std::string_view bytes, bool stable);
+  void CancelCall();
   // Mirroring (RequestMirror): the forwarded request is copied as it goes upstream and handed
   // to the worker's Mirrors once its body is complete.
   void StartMirrors();
@@ -119,17 +180,18 @@ class ClientConnection final : public EventHandler,
   bool PumpRequestBody();
   bool PumpResponse();
   bool OnResponseHead();
-  // ResponseHeaders: the upstream head's fields after the route's ResponseHeaderModifiers (a
-  // view of scratch_headers_ when any applies).
+  // ResponseHeaders: the upstream head's fields after the chain's OnResponseHead hooks (a view
+  // of resp_headers_ when a filter ran).
   std::span<const http::HeaderField> ResponseHeaders(const http::ResponseHead& head);
   bool PumpResponseBody();
 
   // Answers and endings.
-  void Redirect(const core::routing::Redirect& redirect);
   // Fail answers `status` itself when no response byte went out yet, else closes.
   void Fail(int status, std::string_view reason);
+  // RespondLocal answers `status` with `body` (a newline appended unless `exact`) and
+  // `headers` (Content-Type text/plain added for a body when they have none).
   void RespondLocal(int status, std::string_view reason, std::string_view body,
-                    std::string_view location = {});
+                    std::span<const http::HeaderField> headers = {}, bool exact = false);
   void UpstreamFailed(int status, std::string_view reason);
   bool RetryUpstream();
   void FinishExchange();
@@ -191,7 +253,7 @@ class ClientConnection final : public EventHandler,
   uint64_t req_body_bytes_ = 0;
   http::ChunkedDecoder req_decoder_;
   bool req_done_ = true;
-  std::vector<const core::routing::FilterSpec*> mirror_filters_;  // this request's mirrors
+  std::vector<const std::string*> mirror_keys_;  // this request's mirror backends
   std::string mirror_request_;  // the copy being built (head as forwarded, body)
   bool mirroring_ = false;      // body bytes are copied into mirror_request_
 
@@ -214,9 +276,21 @@ class ClientConnection final : public EventHandler,
   std::string location_;
   std::string scratch_;
   std::string upstream_name_;  // "ip:port" of the endpoint (access log)
-  std::vector<http::HeaderField> scratch_headers_;
-  std::vector<const core::routing::HeaderOps*> request_ops_;
-  std::vector<const core::routing::HeaderOps*> response_ops_;
+
+  // Filters (see the file comment).
+  core::filter::FilterChain chain_;
+  ChainStage chain_stage_ = ChainStage::kRule;
+  bool head_consumed_ = true;  // the request head's bytes left in_ (views into it are gone)
+  std::vector<http::HeaderField> req_headers_;    // the request's fields once a filter edited
+  bool req_headers_edited_ = false;               // them (views into in_ or strings_)
+  std::vector<http::HeaderField> resp_headers_;   // the response's, during OnResponseHead
+  bool resp_headers_open_ = false;                // the response side is editable now
+  std::vector<http::HeaderField> reply_headers_;  // a filter's local reply's
+  std::deque<std::string> strings_;  // bytes filters gave that must live as long as the request
+  int filter_status_ = 0;            // the response status filters see
+  upstream::HttpClient::Call* call_ = nullptr;  // a filter's outbound call in flight
+  core::filter::CallDone* call_done_ = nullptr;
+  uint64_t call_deadline_ = 0;
 
   // Access log.
   int status_ = 0;

@@ -28,6 +28,7 @@ DataPlane::DataPlane(DataPlaneOptions options)
   core::RuntimeSnapshot nothing;
   empty->routes = core::routing::RouteTable::Build(nothing, nullptr);
   empty->backends = core::routing::BackendTable::Build(nothing, nullptr);
+  empty->bindings = std::make_shared<core::filter::FilterBindings>();
   current_ = std::move(empty);
 }
 
@@ -95,6 +96,16 @@ std::vector<core::SyncNack> DataPlane::Prepare(const core::RuntimeSnapshot& next
   for (const core::routing::Refusal& refusal : prepared->routes->Refusals()) {
     refused.emplace(refusal.owner, refusal.reason);
   }
+  {
+    static const core::KindRegistry kNoPlugins;
+    std::vector<core::filter::BindingRefusal> refusals;
+    prepared->bindings = core::filter::FilterBindings::Build(
+        next, options_.registry != nullptr ? *options_.registry : kNoPlugins,
+        current->bindings.get(), &refusals);
+    for (core::filter::BindingRefusal& refusal : refusals) {
+      refused.emplace(std::move(refusal.owner), std::move(refusal.reason));
+    }
+  }
   // Which socket key took each resolved (bind address, port): two keys binding the same one
   // ("" resolving to the default address and that address written out) would split traffic.
   std::map<std::pair<std::string, uint16_t>, std::string> bound;
@@ -161,6 +172,7 @@ void DataPlane::Commit(std::shared_ptr<const core::RuntimeSnapshot> snapshot) {
   next->generation = snapshot->generation;
   next->routes = std::move(prepared_->routes);
   next->backends = std::move(prepared_->backends);
+  next->bindings = std::move(prepared_->bindings);
   next->listeners = std::move(prepared_->listeners);
   prepared_.reset();
   std::shared_ptr<const DataPlaneSnapshot> previous;
@@ -215,6 +227,10 @@ DataPlaneStats DataPlane::Stats() const {
     stats.mirror_failures += get(c.mirror_failures);
     stats.mirror_connects += get(c.mirror_connects);
     stats.mirror_in_flight += get(c.mirror_in_flight);
+    stats.filter_calls += get(c.filter_calls);
+    stats.filter_call_failures += get(c.filter_call_failures);
+    stats.filter_calls_cancelled += get(c.filter_calls_cancelled);
+    stats.filter_calls_in_flight += get(c.filter_calls_in_flight);
   }
   return stats;
 }

@@ -20,6 +20,10 @@
 // data plane's DnsCache: Prepare prefetches the names of a changed backend table (waiting at most
 // kDnsPrefetchWait), workers look them up per request.
 //
+// Filter bindings (filter_binding.v1: plugin filter instances that route rules name) are created
+// at Prepare from the registry's filter types, never on the request path; one a type refuses, or
+// whose type no loaded plugin provides, nacks its owner and is left out (its rules answer 500).
+//
 // Listener sets with address "" bind `default_address`. Only protocol "HTTP" is served; other
 // protocols (HTTPS, TLS) are not bound yet (the TLS issue) and are logged once.
 //
@@ -40,6 +44,8 @@
 #include <string>
 #include <vector>
 
+#include "core/plugin/kind_registry.h"
+#include "core/runtime/filter/filter_bindings.h"
 #include "core/runtime/routing/backend_table.h"
 #include "core/runtime/routing/route_table.h"
 #include "core/runtime/runtime_consumer.h"
@@ -58,6 +64,7 @@ struct DataPlaneSnapshot {
   uint64_t generation = 0;                                      // the RuntimeSnapshot's
   std::shared_ptr<const core::routing::RouteTable> routes;      // never null
   std::shared_ptr<const core::routing::BackendTable> backends;  // never null
+  std::shared_ptr<const core::filter::FilterBindings> bindings;  // never null
   // The bound sockets by ListenerSocket::key().
   std::map<std::string, std::shared_ptr<ListenerSocket>> listeners;
 };
@@ -69,6 +76,9 @@ struct DataPlaneOptions {
   ProxySettings settings;
   std::shared_ptr<AccessLogSink> access_log;  // null: no access log
   upstream::DnsCache::Resolver resolver;      // null: getaddrinfo
+  // The filter types plugins registered (filter_binding.v1 entries are instantiated from them);
+  // null: none, every binding is refused. Must outlive the DataPlane.
+  const core::KindRegistry* registry = nullptr;
 };
 
 // BoundListener describes a listening socket (admin, tests).
@@ -123,6 +133,7 @@ class DataPlane final : public core::RuntimeConsumer {
   struct Prepared {
     std::shared_ptr<const core::routing::RouteTable> routes;
     std::shared_ptr<const core::routing::BackendTable> backends;
+    std::shared_ptr<const core::filter::FilterBindings> bindings;
     std::map<std::string, std::shared_ptr<ListenerSocket>> listeners;
   };
 

@@ -26,6 +26,10 @@ struct DataPlaneStats {
   uint64_t mirror_failures = 0;    // copies dropped, refused, reset or timed out
   uint64_t mirror_connects = 0;    // connections opened to mirrors (the rest are reused)
   uint64_t mirror_in_flight = 0;   // copies sent or being sent, their answer not read yet
+  uint64_t filter_calls = 0;       // filters' outbound calls (http_call) answered
+  uint64_t filter_call_failures = 0;    // ... refused, reset or timed out
+  uint64_t filter_calls_cancelled = 0;  // ... abandoned because their request ended first
+  uint64_t filter_calls_in_flight = 0;
 };
 
 }  // namespace portico::gateway::server

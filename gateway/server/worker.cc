@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "gateway/server/client_connection.h"
@@ -52,7 +53,12 @@ class Worker::Acceptor final : public EventHandler {
 };
 
 Worker::Worker(DataPlane* plane, int index)
-    : plane_(plane), index_(index), settings_(plane->options().settings) {}
+    : plane_(plane),
+      index_(index),
+      settings_(plane->options().settings),
+      rng_((static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+            (static_cast<uint64_t>(index) + 1) * 0x9E3779B97F4A7C15ULL) |
+           1) {}
 
 Worker::~Worker() {
   Stop();
@@ -71,7 +77,7 @@ Status Worker::Start() {
   options.idle_timeout_ms = settings_.upstream_idle_timeout_ms;
   options.response_limits = settings_.response_limits;
   pool_ = std::make_unique<upstream::UpstreamPool>(loop_.get(), options);
-  mirrors_ = std::make_unique<Mirrors>(loop_.get(), settings_.upstream_timeout_ms);
+  http_client_ = std::make_unique<upstream::HttpClient>(loop_.get());
   if (plane_->options().access_log != nullptr) {
     access_log_ = std::make_unique<AccessLogBuffer>(plane_->options().access_log);
   }
@@ -149,15 +155,33 @@ void Worker::Run() {
   pins_.clear();
 }
 
+bool Worker::Roll(double percent) {
+  if (percent >= 100) return true;
+  if (percent <= 0) return false;
+  // xorshift64*: a worker-local generator, good enough to pick a share of requests.
+  rng_ ^= rng_ >> 12;
+  rng_ ^= rng_ << 25;
+  rng_ ^= rng_ >> 27;
+  const uint64_t r = rng_ * 0x2545F4914F6CDD1DULL;
+  return static_cast<double>(r >> 11) * 0x1.0p-53 * 100.0 < percent;
+}
+
 void Worker::PublishCounters() {
   counters_.connections_open.store(connections_.size(), std::memory_order_relaxed);
   counters_.upstream_connects.store(pool_->connects(), std::memory_order_relaxed);
   counters_.upstream_reuses.store(pool_->reuses(), std::memory_order_relaxed);
   counters_.upstream_open.store(pool_->connections(), std::memory_order_relaxed);
-  counters_.mirror_requests.store(mirrors_->sent(), std::memory_order_relaxed);
-  counters_.mirror_failures.store(mirrors_->failed(), std::memory_order_relaxed);
-  counters_.mirror_connects.store(mirrors_->connects(), std::memory_order_relaxed);
-  counters_.mirror_in_flight.store(mirrors_->in_flight(), std::memory_order_relaxed);
+  using Purpose = upstream::HttpClient::Purpose;
+  const upstream::HttpClient::Counters& mirror = http_client_->counters(Purpose::kMirror);
+  counters_.mirror_requests.store(mirror.sent, std::memory_order_relaxed);
+  counters_.mirror_failures.store(mirror.failed, std::memory_order_relaxed);
+  counters_.mirror_connects.store(mirror.connects, std::memory_order_relaxed);
+  counters_.mirror_in_flight.store(mirror.in_flight, std::memory_order_relaxed);
+  const upstream::HttpClient::Counters& calls = http_client_->counters(Purpose::kFilter);
+  counters_.filter_calls.store(calls.sent, std::memory_order_relaxed);
+  counters_.filter_call_failures.store(calls.failed, std::memory_order_relaxed);
+  counters_.filter_calls_cancelled.store(calls.cancelled, std::memory_order_relaxed);
+  counters_.filter_calls_in_flight.store(calls.in_flight, std::memory_order_relaxed);
 }
 
 void Worker::Repin() {

@@ -27,8 +27,8 @@
 #include "core/runtime/routing/route_types.h"
 #include "gateway/server/access_log.h"
 #include "gateway/server/event_loop.h"
-#include "gateway/server/mirrors.h"
 #include "gateway/server/proxy_settings.h"
+#include "gateway/upstream/http_client.h"
 #include "gateway/upstream/upstream_pool.h"
 
 namespace portico::gateway::server {
@@ -54,10 +54,14 @@ struct WorkerCounters {
   std::atomic<uint64_t> upstream_connects{0};
   std::atomic<uint64_t> upstream_reuses{0};
   std::atomic<uint64_t> upstream_open{0};
-  std::atomic<uint64_t> mirror_requests{0};   // Mirrors::sent
-  std::atomic<uint64_t> mirror_failures{0};   // Mirrors::failed
-  std::atomic<uint64_t> mirror_connects{0};   // Mirrors::connects
-  std::atomic<uint64_t> mirror_in_flight{0};  // Mirrors::in_flight
+  std::atomic<uint64_t> mirror_requests{0};         // HttpClient mirror sent
+  std::atomic<uint64_t> mirror_failures{0};         // HttpClient mirror failed
+  std::atomic<uint64_t> mirror_connects{0};         // HttpClient mirror connects
+  std::atomic<uint64_t> mirror_in_flight{0};        // HttpClient mirror in_flight
+  std::atomic<uint64_t> filter_calls{0};            // filters' outbound calls answered
+  std::atomic<uint64_t> filter_call_failures{0};    // ... refused, reset or timed out
+  std::atomic<uint64_t> filter_calls_cancelled{0};  // ... ended by their request first
+  std::atomic<uint64_t> filter_calls_in_flight{0};
 };
 
 class Worker {
@@ -82,7 +86,9 @@ class Worker {
   const ProxySettings& settings() const { return settings_; }
   upstream::UpstreamPool& pool() { return *pool_; }
   AccessLogBuffer* access_log() { return access_log_.get(); }
-  Mirrors& mirrors() { return *mirrors_; }
+  upstream::HttpClient& http_client() { return *http_client_; }
+  // Roll says whether a request is taken at `percent` (0-100, fractional allowed).
+  bool Roll(double percent);
   WorkerCounters& counters() const { return counters_; }
 
   // AcquirePin returns the current pin with one more request on it; ReleasePin drops one.
@@ -128,7 +134,8 @@ class Worker {
   const ProxySettings settings_;
   std::unique_ptr<EventLoop> loop_;
   std::unique_ptr<upstream::UpstreamPool> pool_;
-  std::unique_ptr<Mirrors> mirrors_;
+  std::unique_ptr<upstream::HttpClient> http_client_;
+  uint64_t rng_;  // Roll's state (seeded per worker: workers must not draw the same sequence)
   std::unique_ptr<AccessLogBuffer> access_log_;
   std::thread thread_;
   std::atomic<bool> stop_{false};

@@ -572,7 +572,7 @@ TEST_F(plugin_httproute, ExtensionRefFiltersResolveThroughTheHost) {
   ASSERT_TRUE(
       host_
           .Apply(R"({"apiVersion":"portico.io/v1alpha1","kind":"Webhook","metadata":{"name":"auth",
-      "namespace":"gateway-conformance-infra"},"spec":{"url":"http://auth.example.com/check"}})")
+      "namespace":"gateway-conformance-infra"},"spec":{"url":"http://10.0.0.1/check"}})")
           .ok());
   out = Route(route);
   EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "ResolvedRefs"),

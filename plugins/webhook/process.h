@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "portico/sdk/filter.h"
+#include "portico/sdk/handler.h"
 #include "portico/sdk/processor.h"
 
 namespace portico::plugins::webhook {
@@ -25,6 +26,9 @@ Status ProcessWebhook(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Pro
 
 // CreateWebhookFilter builds the portico.io/Webhook filter from a Webhook's synced view.
 StatusOr<std::unique_ptr<sdk::Filter>> CreateWebhookFilter(std::string_view config);
+
+// StageWebhook (gateway handler) contributes each Webhook as a filter_binding.v1 entry.
+Status StageWebhook(const sdk::Txn& txn, const std::vector<sdk::Change>& changes);
 
 }  // namespace portico::plugins::webhook
 

@@ -10,6 +10,7 @@ namespace {
 
 using sdk::testing::FakeHost;
 using sdk::testing::FakeHttpExchange;
+using sdk::testing::FakeHttpResponse;
 using sdk::testing::ProcessOutcome;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -95,38 +96,36 @@ TEST_F(plugin_webhook, ServiceReferencesAreResolved) {
   EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"ResolvedRefs","status":"True")"));
 }
 
-TEST_F(plugin_webhook, UrlWebhookWithCustomCa) {
-  const char* spec =
+TEST_F(plugin_webhook, HttpsAndDnsTargetsAreRefusedUntilServed) {
+  // The gateway's client speaks no TLS and resolves no webhook DNS names yet: such Webhooks are
+  // refused visibly (Accepted=False, nothing synced or exported), never called in the clear.
+  const char* https =
       R"({"url":"https://Auth.Example.com:8443/v1/check?tenant=a","failurePolicy":"Ignore",
       "method":"GET","timeout":"2s","tls":{"caCertificateRef":{"name":"auth-ca"}}})";
-  ProcessOutcome out = Webhook(WebhookWith(spec));
+  ProcessOutcome out = Webhook(WebhookWith(https));
   ASSERT_TRUE(out.ok()) << out.status;
-  EXPECT_EQ(out.synced,
-            R"({"metadata":{"name":"auth","namespace":"default","generation":1},)"
-            R"("target":{"scheme":"https","host":"auth.example.com","port":8443},)"
-            R"("path":"/v1/check?tenant=a",)"
-            R"("method":"GET","timeoutMs":2000,"failurePolicy":"Ignore","forwardHeaders":[],)"
-            R"("upstreamHeaders":[],)"
-            R"("responseHeaders":[],"tls":{"insecureSkipVerify":false,"caCertificateRef":{)"
-            R"("namespace":"default","name":"auth-ca"}}})");
+  EXPECT_FALSE(out.synced.has_value());
+  EXPECT_FALSE(out.export_json.has_value());
+  EXPECT_THAT(*out.status_json,
+              HasSubstr(R"("type":"Accepted","status":"False","reason":"UnsupportedValue")"));
+  EXPECT_THAT(*out.status_json, HasSubstr("https and tls webhook targets are not served yet"));
+  // The CA reference is still checked and reported.
   EXPECT_THAT(
       *out.status_json,
       HasSubstr(R"("reason":"InvalidCACertificateRef","message":"spec.tls.caCertificateRef: )"
                 R"(Secret default/auth-ca does not exist")"));
-  EXPECT_THAT(out.reads, ElementsAre("secret default/auth-ca miss"));
-  ASSERT_TRUE(host_
-                  .Apply(R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"auth-ca",)"
-                         R"("namespace":"default"},
-      "data":{"ca.crt":"LS0tLS1CRUdJTg=="}})")
-                  .ok());
-  out = Webhook(WebhookWith(spec));
-  EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"ResolvedRefs","status":"True")"));
+
+  out = Webhook(WebhookWith(R"({"url":"http://auth.example.com/check"})"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_FALSE(out.synced.has_value());
+  EXPECT_THAT(*out.status_json, HasSubstr("host auth.example.com is a DNS name"));
 
   out = Webhook(WebhookWith(R"({"url":"http://[fd00::1]:8080","timeout":"1m"})"));
   ASSERT_TRUE(out.ok()) << out.status;
   EXPECT_THAT(*out.synced,
               HasSubstr(R"("target":{"scheme":"http","host":"fd00::1","port":8080},"path":"/")"));
   EXPECT_THAT(*out.synced, Not(HasSubstr("\"tls\"")));
+  EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"Accepted","status":"True")"));
 }
 
 TEST_F(plugin_webhook, CrossFieldRules) {
@@ -179,19 +178,103 @@ TEST_F(plugin_webhook, CrossFieldRules) {
   }
 }
 
-TEST_F(plugin_webhook, FilterContinuesUntilTheCallIsImplemented) {
-  ProcessOutcome out = Webhook(WebhookWith(R"({"url":"http://auth.example.com/check"})"));
-  ASSERT_TRUE(out.ok()) << out.status;
+// AuthConfig is the synced view of a URL Webhook with every header list.
+std::string AuthConfig(const std::string& failure_policy) {
+  return R"({"target":{"scheme":"http","host":"10.0.0.1","port":9000},"path":"/check",)"
+         R"("method":"POST","timeoutMs":250,"failurePolicy":")" +
+         failure_policy +
+         R"(","forwardHeaders":["authorization"],"upstreamHeaders":["x-user"],)"
+         R"("responseHeaders":["x-trace"]})";
+}
+
+TEST_F(plugin_webhook, AllowedRequestsGetTheWebhooksHeaders) {
+  std::string call_headers;
+  host_.SetHttpResponder([&](const portico_http_call& call) {
+    call_headers = std::string(call.headers.ptr, call.headers.len);
+    EXPECT_EQ(call.timeout_ms, 250);
+    return FakeHttpResponse{200, "X-User: alice\r\nX-Other: no\r\nX-Trace: t1\r\n", ""};
+  });
   FakeHttpExchange request;
-  request.headers = {{"Authorization", "Bearer x"}};
-  auto run = host_.RunFilter("portico.io/Webhook", *out.synced, request);
+  request.headers = {{"Authorization", "Bearer x"}, {"Cookie", "secret"}};
+  FakeHttpExchange response;
+  response.status = 200;
+  auto run = host_.RunFilter("portico.io/Webhook", AuthConfig("Fail"), request, response);
   ASSERT_TRUE(run.status.ok()) << run.status;
   EXPECT_EQ(run.result, PORTICO_FILTER_CONTINUE);
+  EXPECT_THAT(run.calls, ElementsAre("POST http://10.0.0.1:9000/check"));
+  EXPECT_EQ(call_headers, "authorization: Bearer x\r\n");  // only the listed ones
+  ASSERT_NE(run.exchange.Header("x-user"), nullptr);       // copied upstream
+  EXPECT_EQ(*run.exchange.Header("x-user"), "alice");
+  EXPECT_EQ(run.exchange.Header("x-other"), nullptr);
   EXPECT_FALSE(run.exchange.responded);
-  EXPECT_TRUE(run.calls.empty());
-  EXPECT_EQ(host_.RunFilter("portico.io/Webhook", "{}", request).status.code(),
+  ASSERT_NE(run.response.Header("x-trace"), nullptr);  // and onto the client's response
+  EXPECT_EQ(*run.response.Header("x-trace"), "t1");
+}
+
+TEST_F(plugin_webhook, DeniedRequestsGetTheWebhooksAnswer) {
+  host_.SetHttpResponder([](const portico_http_call&) {
+    return FakeHttpResponse{401, "X-Trace: t2\r\nContent-Type: application/json\r\n",
+                            R"({"error":"no"})"};
+  });
+  auto run = host_.RunFilter("portico.io/Webhook", AuthConfig("Fail"), FakeHttpExchange{});
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  EXPECT_EQ(run.result, PORTICO_FILTER_RESPOND);
+  EXPECT_TRUE(run.exchange.responded);
+  EXPECT_EQ(run.exchange.respond_status, 401);
+  EXPECT_EQ(run.exchange.respond_body, R"({"error":"no"})");
+  EXPECT_THAT(
+      run.exchange.reply_headers,
+      ElementsAre(std::make_pair(std::string("x-trace"), std::string("t2")),
+                  std::make_pair(std::string("Content-Type"), std::string("application/json"))));
+}
+
+TEST_F(plugin_webhook, FailedCallsFollowTheFailurePolicy) {
+  host_.SetHttpResponder([](const portico_http_call&) {
+    return FakeHttpResponse{0, "", "timeout"};
+  });
+  auto closed = host_.RunFilter("portico.io/Webhook", AuthConfig("Fail"), FakeHttpExchange{});
+  EXPECT_EQ(closed.result, PORTICO_FILTER_RESPOND);
+  EXPECT_EQ(closed.exchange.respond_status, 500);
+  auto open = host_.RunFilter("portico.io/Webhook", AuthConfig("Ignore"), FakeHttpExchange{});
+  EXPECT_EQ(open.result, PORTICO_FILTER_CONTINUE);
+  EXPECT_FALSE(open.exchange.responded);
+  EXPECT_EQ(host_.RunFilter("portico.io/Webhook", "{}", FakeHttpExchange{}).status.code(),
             StatusCode::kInvalidArgument);
 }
 
+TEST_F(plugin_webhook, ServiceTargetsAreCalledThroughTheBackend) {
+  std::string backend, url;
+  host_.SetHttpResponder([&](const portico_http_call& call) {
+    backend = std::string(call.backend.ptr, call.backend.len);
+    url = std::string(call.url.ptr, call.url.len);
+    return FakeHttpResponse{204, "", ""};
+  });
+  auto run = host_.RunFilter(
+      "portico.io/Webhook",
+      R"({"target":{"service":{"namespace":"auth","name":"authz","port":8181}},"path":"/v1",)"
+      R"("method":"GET","timeoutMs":1000,"failurePolicy":"Fail"})",
+      FakeHttpExchange{});
+  EXPECT_EQ(run.result, PORTICO_FILTER_CONTINUE);
+  EXPECT_EQ(backend, "auth/authz:8181");
+  EXPECT_EQ(url, "/v1");
+}
+
 }  // namespace
+TEST_F(plugin_webhook, StagesOneFilterBindingPerWebhook) {
+  ProcessOutcome out = Webhook(WebhookWith(R"({"url":"http://10.0.0.1:9000/check"})"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  const sdk::ObjectRef ref{"portico.io", "Webhook", "default", "auth"};
+  auto staged =
+      host_.Stage("portico.io", "Webhook", {sdk::testing::FakeChange::Upsert(ref, *out.synced)});
+  ASSERT_TRUE(staged.ok()) << staged.status;
+  const std::string id = "portico.io/Webhook/default/auth";  // what an ExtensionRef binds to
+  auto it = staged.puts.find({PORTICO_FORMAT_FILTER_BINDING, id});
+  ASSERT_NE(it, staged.puts.end());
+  EXPECT_EQ(it->second.owner, id);
+  EXPECT_EQ(it->second.json, R"({"filterType":"portico.io/Webhook","config":)" + *out.synced + "}");
+  staged = host_.Stage("portico.io", "Webhook", {sdk::testing::FakeChange::Delete(ref)});
+  ASSERT_TRUE(staged.ok()) << staged.status;
+  EXPECT_TRUE(staged.puts.empty());
+}
+
 }  // namespace portico::plugins::webhook

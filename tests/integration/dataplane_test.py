@@ -15,7 +15,6 @@ Run: dataplane_test.py --build BUILD_DIR. Waits have deadlines; nothing sleeps t
 (the edits are paced while wrk runs, which is the point of the test, not synchronisation).
 """
 
-import argparse
 import base64
 import hashlib
 import os
@@ -34,7 +33,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
-from portico_procs import Binaries, Controller, Gateway, free_port, wait_until  # noqa: E402
+from portico_procs import binaries_from_args, Controller, Gateway, free_port, wait_until  # noqa: E402
 from echo_backend import EchoPod, EchoServers  # noqa: E402
 
 BINARIES = None
@@ -382,15 +381,8 @@ def read_response(sock):
 
 def main():
     global BINARIES
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--build", required=True)
-    args, rest = parser.parse_known_args()
-    b = os.path.abspath(args.build)
-    BINARIES = Binaries(os.path.join(b, "controller", "portico-controller"),
-                        os.path.join(b, "gateway", "portico-gateway"),
-                        os.path.join(b, "controller", "ctl", "portico-ctl"),
-                        os.path.join(b, "plugins-out"))
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    BINARIES, argv = binaries_from_args()
+    unittest.main(argv=argv, verbosity=2)
 
 
 if __name__ == "__main__":

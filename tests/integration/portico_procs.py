@@ -10,6 +10,7 @@ synchronise: `wait_until` polls a condition with a deadline. Only the Python 3 s
 """
 
 import json
+import argparse
 import os
 import random
 import shutil
@@ -21,6 +22,20 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+
+def binaries_from_args(argv=None):
+    """The built binaries named by --build BUILD_DIR on the command line, and the rest of the
+    arguments (for unittest.main)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", required=True)
+    args, rest = parser.parse_known_args(argv)
+    b = os.path.abspath(args.build)
+    return (Binaries(os.path.join(b, "controller", "portico-controller"),
+                     os.path.join(b, "gateway", "portico-gateway"),
+                     os.path.join(b, "controller", "ctl", "portico-ctl"),
+                     os.path.join(b, "plugins-out")),
+            [sys.argv[0]] + rest)
 
 
 class Timeout(AssertionError):

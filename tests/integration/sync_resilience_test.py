@@ -12,7 +12,6 @@ Run: sync_resilience_test.py --build BUILD_DIR [unittest args]. Every wait has a
 nothing sleeps to synchronise.
 """
 
-import argparse
 import json
 import os
 import signal
@@ -22,7 +21,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sync_test as st  # noqa: E402  (YAML helpers, synced maps, the process fixture)
-from portico_procs import Binaries, run_ctl, wait_until  # noqa: E402
+from portico_procs import binaries_from_args, run_ctl, wait_until  # noqa: E402
 
 BINARIES = None
 ROUTE_KIND = "HTTPRoute.gateway.networking.k8s.io"
@@ -252,16 +251,9 @@ class MutualTls(ResilienceTestCase):
 
 def main():
     global BINARIES
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--build", required=True)
-    args, rest = parser.parse_known_args()
-    b = os.path.abspath(args.build)
-    BINARIES = Binaries(os.path.join(b, "controller", "portico-controller"),
-                        os.path.join(b, "gateway", "portico-gateway"),
-                        os.path.join(b, "controller", "ctl", "portico-ctl"),
-                        os.path.join(b, "plugins-out"))
+    BINARIES, argv = binaries_from_args()
     st.BINARIES = BINARIES  # st.SyncTestCase starts processes from its module's BINARIES
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    unittest.main(argv=argv, verbosity=2)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ Run: sync_test.py --build BUILD_DIR [unittest args]. Every wait has a deadline; 
 synchronise.
 """
 
-import argparse
 import os
 import shutil
 import signal
@@ -17,7 +16,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from portico_procs import Binaries, Controller, Gateway, free_port, wait_until  # noqa: E402
+from portico_procs import binaries_from_args, Controller, Gateway, free_port, wait_until  # noqa: E402
 
 BINARIES = None
 GW = "gateway.networking.k8s.io"
@@ -261,15 +260,8 @@ class Transactions(SyncTestCase):
 
 def main():
     global BINARIES
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--build", required=True)
-    args, rest = parser.parse_known_args()
-    b = os.path.abspath(args.build)
-    BINARIES = Binaries(os.path.join(b, "controller", "portico-controller"),
-                        os.path.join(b, "gateway", "portico-gateway"),
-                        os.path.join(b, "controller", "ctl", "portico-ctl"),
-                        os.path.join(b, "plugins-out"))
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    BINARIES, argv = binaries_from_args()
+    unittest.main(argv=argv, verbosity=2)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,17 @@
 #include <set>
 #include <string>
 
+#include "portico/sdk/abi.h"
 #include "portico/sdk/json.h"
 #include "portico/sdk/version.h"
 #include "tests/plugin_loading/test_dir.h"
 
 namespace portico {
 namespace {
+
+// The verdict list-plugins prints for a plugin built against this SDK.
+const std::string kAbiOk =
+    std::to_string(PORTICO_ABI_MAJOR) + "." + std::to_string(PORTICO_ABI_MINOR) + " ok";
 
 using ::portico::testing::TempDir;
 using ::testing::HasSubstr;
@@ -63,7 +68,7 @@ TEST(CtlListPluginsTest, JsonOnTheFixturesFlagsRejectedPlugins) {
   EXPECT_EQ(json::GetString(good, "status"), "ok");
   EXPECT_EQ(json::Find(good, "reason"), nullptr);
   EXPECT_EQ(json::GetString(good, "version"), "0.1.0");
-  EXPECT_EQ(json::GetString(good, "abiVerdict"), "1.1 ok");
+  EXPECT_EQ(json::GetString(good, "abiVerdict"), kAbiOk);
   EXPECT_EQ(json::GetInt(good, "abi.major"), 1);
   EXPECT_EQ(json::GetString(good, "sdkVersion"), PORTICO_SDK_VERSION);
   EXPECT_EQ(json::GetString(good, "sha256").size(), 64u);
@@ -105,7 +110,7 @@ TEST(CtlListPluginsTest, TableAndWide) {
   std::string header = table.out.substr(0, table.out.find('\n'));
   EXPECT_THAT(header, ::testing::MatchesRegex("NAME +VERSION +ABI +SDK +KINDS +STATUS"));
   EXPECT_THAT(table.out, HasSubstr("example.portico.io/Widget(v1)"));
-  EXPECT_THAT(table.out, HasSubstr("1.1 ok"));
+  EXPECT_THAT(table.out, HasSubstr(kAbiOk));
   EXPECT_THAT(table.out, HasSubstr("2.0 incompatible"));
   EXPECT_THAT(table.out, HasSubstr("rejected: built for ABI 2.0"));
   // Columns line up: every row's VERSION starts where the header's does.
@@ -163,7 +168,7 @@ TEST(CtlListPluginsTest, InTreePluginsListEveryKind) {
   for (const auto& plugin : doc->GetArray()) {
     EXPECT_EQ(json::GetString(plugin, "status"), "ok")
         << json::GetString(plugin, "path") << ": " << json::GetString(plugin, "reason");
-    EXPECT_EQ(json::GetString(plugin, "abiVerdict"), "1.1 ok");
+    EXPECT_EQ(json::GetString(plugin, "abiVerdict"), kAbiOk);
     for (const auto& kind : plugin["kinds"].GetArray()) {
       kinds.insert(json::GetString(kind, "group") + "/" + json::GetString(kind, "kind"));
     }

@@ -295,8 +295,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         RefusalCase{"abi-major-manifest",
                     {"built for ABI 2.0; this host speaks 1.x; rebuild it against Portico SDK"}},
-        RefusalCase{"abi-minor-newer",
-                    {"built for ABI 1.7, newer than this host's 1.1", "upgrade the host"}},
+        RefusalCase{
+            "abi-minor-newer",
+            {"built for ABI 1.7, newer than this host's 1." + std::to_string(PORTICO_ABI_MINOR),
+             "upgrade the host"}},
         RefusalCase{
             "abi-major-descriptor",
             {"descriptor says ABI 2.0 (its manifest says 1.0)", "this host speaks 1.x", "rebuild"}},

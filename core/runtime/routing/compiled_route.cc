@@ -1,5 +1,6 @@
 // compiled_route.cc: see compiled_route.h.
 #include "core/runtime/routing/compiled_route.h"
+#include "core/runtime/routing/builtin_filters.h"
 
 #include <algorithm>
 #include <mutex>
@@ -183,14 +184,14 @@ StatusOr<FilterSpec> ParseFilter(const Value& f, const std::string& field) {
   return out;
 }
 
-StatusOr<std::vector<FilterSpec>> ParseFilters(const Value& obj, const std::string& field) {
-  std::vector<FilterSpec> out;
+// ParseFilters appends the built filters of `obj`.filters to `out`.
+Status ParseFilters(const Value& obj, const std::string& field, filter::FilterList* out) {
   PORTICO_ASSIGN_OR_RETURN(const Value* filters, Array(obj, "filters", field));
   for (rapidjson::SizeType i = 0; filters != nullptr && i < filters->Size(); ++i) {
     PORTICO_ASSIGN_OR_RETURN(FilterSpec f, ParseFilter((*filters)[i], At(field + ".filters", i)));
-    out.push_back(std::move(f));
+    out->push_back(MakeBuiltinFilter(std::move(f)));
   }
-  return out;
+  return OkStatus();
 }
 
 Status ParseAction(const Value& a, const std::string& field, RouteAction* out) {
@@ -206,16 +207,19 @@ Status ParseAction(const Value& a, const std::string& field, RouteAction* out) {
     PORTICO_ASSIGN_OR_RETURN(int64_t weight, Int(b, "weight", sub, 1));
     if (weight < 0 || weight > 1000000) return FieldError(sub + ".weight", "must be 0-1000000");
     ref.weight = static_cast<uint32_t>(weight);
-    PORTICO_ASSIGN_OR_RETURN(ref.filters, ParseFilters(b, sub));
+    PORTICO_RETURN_IF_ERROR(ParseFilters(b, sub, &ref.filters));
     total += ref.weight;
     out->backends.push_back(std::move(ref));
   }
   out->total_weight = static_cast<uint32_t>(total);
   if (const Value* r = json::Find(a, "redirect"); r != nullptr && !r->IsNull()) {
-    PORTICO_ASSIGN_OR_RETURN(Redirect redirect, ParseRedirect(*r, field + ".redirect"));
-    out->redirect = std::move(redirect);
+    FilterSpec redirect;
+    redirect.kind = FilterKind::kRedirect;
+    PORTICO_ASSIGN_OR_RETURN(redirect.redirect, ParseRedirect(*r, field + ".redirect"));
+    out->filters.push_back(MakeBuiltinFilter(std::move(redirect)));
   }
-  PORTICO_ASSIGN_OR_RETURN(out->filters, ParseFilters(a, field));
+  PORTICO_RETURN_IF_ERROR(ParseFilters(a, field, &out->filters));
+  out->filters.shrink_to_fit();
   if (const Value* t = json::Find(a, "timeouts"); t != nullptr && !t->IsNull()) {
     if (!t->IsObject()) return FieldError(field + ".timeouts", "must be an object");
     PORTICO_ASSIGN_OR_RETURN(out->request_timeout_ms, Int(*t, "requestMs", field + ".timeouts"));

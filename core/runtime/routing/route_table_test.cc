@@ -3,6 +3,7 @@
 // the Gateway API conformance tables), plus hand-written route_rules.v1 entries for what the
 // handlers cannot produce (an invalid regex).
 #include "core/runtime/routing/route_table.h"
+#include "core/runtime/routing/builtin_filters.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 // Allocation counting for the allocation-free test: every operator new of this binary counts
 // when the calling thread has set `t_count_allocations`.
 namespace {
+
 thread_local bool t_count_allocations = false;
 thread_local size_t t_allocations = 0;
 }  // namespace
@@ -52,6 +54,13 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); 
 
 namespace portico::core::routing {
 namespace {
+
+// Spec is the configuration of a built-in filter of a compiled rule.
+const FilterSpec& Spec(const std::shared_ptr<const core::filter::HttpFilter>& filter) {
+  static const FilterSpec kNone;
+  const FilterSpec* spec = SpecOf(*filter);
+  return spec != nullptr ? *spec : kNone;
+}
 
 using testing::Delete;
 using ::testing::ElementsAre;
@@ -601,7 +610,6 @@ TEST(RouteTableTest, ActionsAreParsedOnce) {
   EXPECT_EQ(a.matched_prefix, "/v2/");
   EXPECT_EQ(a.request_timeout_ms, 3720000);
   EXPECT_EQ(a.backend_request_timeout_ms, 500);
-  EXPECT_FALSE(a.redirect.has_value());
   ASSERT_EQ(a.backends.size(), 2u);
   EXPECT_EQ(a.total_weight, 100u);
   EXPECT_EQ(a.backends[0].key, "infra/web-v2:8080");
@@ -609,28 +617,29 @@ TEST(RouteTableTest, ActionsAreParsedOnce) {
   EXPECT_FALSE(a.backends[1].valid());
   EXPECT_EQ(a.backends[1].weight, 10u);
   ASSERT_EQ(a.backends[0].filters.size(), 2u);
-  EXPECT_EQ(a.backends[0].filters[0].kind, FilterKind::kResponseHeaders);
-  EXPECT_EQ(a.backends[0].filters[0].headers.set,
+  EXPECT_EQ(Spec(a.backends[0].filters[0]).kind, FilterKind::kResponseHeaders);
+  EXPECT_EQ(Spec(a.backends[0].filters[0]).headers.set,
             (std::vector<std::pair<std::string, std::string>>{{"x-v", "2"}}));
-  EXPECT_EQ(a.backends[0].filters[1].kind, FilterKind::kRedirect);
-  EXPECT_EQ(a.backends[0].filters[1].redirect.path_type, "ReplaceFullPath");
-  EXPECT_EQ(a.backends[0].filters[1].redirect.path_modifier, PathModifierType::kReplaceFullPath);
-  EXPECT_EQ(a.backends[0].filters[1].redirect.path_value, "/moved");
-  EXPECT_EQ(a.backends[0].filters[1].redirect.status_code, 307);
+  EXPECT_EQ(Spec(a.backends[0].filters[1]).kind, FilterKind::kRedirect);
+  EXPECT_EQ(Spec(a.backends[0].filters[1]).redirect.path_type, "ReplaceFullPath");
+  EXPECT_EQ(Spec(a.backends[0].filters[1]).redirect.path_modifier,
+            PathModifierType::kReplaceFullPath);
+  EXPECT_EQ(Spec(a.backends[0].filters[1]).redirect.path_value, "/moved");
+  EXPECT_EQ(Spec(a.backends[0].filters[1]).redirect.status_code, 307);
   ASSERT_EQ(a.filters.size(), 4u);
-  EXPECT_EQ(a.filters[0].kind, FilterKind::kRequestHeaders);
-  EXPECT_EQ(a.filters[0].headers.add,
+  EXPECT_EQ(Spec(a.filters[0]).kind, FilterKind::kRequestHeaders);
+  EXPECT_EQ(Spec(a.filters[0]).headers.add,
             (std::vector<std::pair<std::string, std::string>>{{"X-B", "2"}}));
-  EXPECT_EQ(a.filters[0].headers.remove, std::vector<std::string>{"x-c"});
-  EXPECT_EQ(a.filters[1].kind, FilterKind::kUrlRewrite);
-  EXPECT_EQ(a.filters[1].rewrite.hostname, "b.example.com");
-  EXPECT_EQ(a.filters[1].rewrite.path_type, PathModifierType::kReplacePrefixMatch);
-  EXPECT_EQ(a.filters[1].rewrite.path_value, "/");
-  EXPECT_EQ(a.filters[2].kind, FilterKind::kMirror);
-  EXPECT_EQ(a.filters[2].mirror_key, "infra/mirror:80");
-  EXPECT_NEAR(a.filters[2].mirror_percent, 33.333, 0.01);
-  EXPECT_EQ(a.filters[3].kind, FilterKind::kBinding);
-  EXPECT_EQ(a.filters[3].binding, "portico.io/Webhook/infra/auth");
+  EXPECT_EQ(Spec(a.filters[0]).headers.remove, std::vector<std::string>{"x-c"});
+  EXPECT_EQ(Spec(a.filters[1]).kind, FilterKind::kUrlRewrite);
+  EXPECT_EQ(Spec(a.filters[1]).rewrite.hostname, "b.example.com");
+  EXPECT_EQ(Spec(a.filters[1]).rewrite.path_type, PathModifierType::kReplacePrefixMatch);
+  EXPECT_EQ(Spec(a.filters[1]).rewrite.path_value, "/");
+  EXPECT_EQ(Spec(a.filters[2]).kind, FilterKind::kMirror);
+  EXPECT_EQ(Spec(a.filters[2]).mirror_key, "infra/mirror:80");
+  EXPECT_NEAR(Spec(a.filters[2]).mirror_percent, 33.333, 0.01);
+  EXPECT_EQ(Spec(a.filters[3]).kind, FilterKind::kBinding);
+  EXPECT_EQ(Spec(a.filters[3]).binding, "portico.io/Webhook/infra/auth");
 
   // PickBackend follows the weights: 90 of 100 values pick the first backend.
   int first = 0;
@@ -639,11 +648,14 @@ TEST(RouteTableTest, ActionsAreParsedOnce) {
 
   m = testing::MatchRequest(table, "", 80, Get("x", "/r"));
   ASSERT_EQ(m.outcome, MatchOutcome::kMatched);
-  ASSERT_TRUE(m.action->redirect.has_value());
-  EXPECT_EQ(m.action->redirect->scheme, "https");
-  EXPECT_EQ(m.action->redirect->hostname, "example.org");
-  EXPECT_EQ(m.action->redirect->port, 443);  // the handler fills the scheme's port
-  EXPECT_EQ(m.action->redirect->status_code, 301);
+  // The rule's redirect is the first filter of its chain.
+  ASSERT_EQ(m.action->filters.size(), 1u);
+  const Redirect& redirect = Spec(m.action->filters[0]).redirect;
+  EXPECT_EQ(Spec(m.action->filters[0]).kind, FilterKind::kRedirect);
+  EXPECT_EQ(redirect.scheme, "https");
+  EXPECT_EQ(redirect.hostname, "example.org");
+  EXPECT_EQ(redirect.port, 443);  // the handler fills the scheme's port
+  EXPECT_EQ(redirect.status_code, 301);
   EXPECT_TRUE(m.action->backends.empty());
   EXPECT_EQ(m.action->PickBackend(7), nullptr);
 }

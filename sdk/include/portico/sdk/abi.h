@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 #define PORTICO_ABI_MAJOR 1
-#define PORTICO_ABI_MINOR 1
+#define PORTICO_ABI_MINOR 2
 
 /* The exported entry symbol for ABI major 1, and the ELF section holding the manifest. */
 #define PORTICO_ENTRY_V1 "portico_plugin_v1"
@@ -258,11 +258,17 @@ typedef enum portico_filter_phase {
 typedef enum portico_filter_status {
   PORTICO_FILTER_CONTINUE = 0, /* go on with the chain */
   PORTICO_FILTER_RESPOND = 1,  /* the filter set a local response through the view */
-  PORTICO_FILTER_PENDING = 2   /* waiting on an outbound call; resumed on the same worker */
+  PORTICO_FILTER_PENDING = 2,  /* waiting on an outbound call; resumed on the same worker */
+  PORTICO_FILTER_ERROR = 3     /* ABI 1.2: the filter failed; the host answers 500 for this
+                                  request only (any other value is read the same way) */
 } portico_filter_status;
 
-/* portico_http_view: the request or response a filter sees. Header names are case-insensitive.
- * Valid only during the hook call. */
+/* portico_http_view: the request or the response a filter hook sees ("distinct views": the
+ * request view in on_request/on_upstream_request/call completions, the response view in
+ * on_response; on_log gets the request view with status() set). Header names are
+ * case-insensitive. Lifetime: the view and every portico_str it returns are valid only during
+ * the hook (or completion) call that received it; values passed in are copied by the host. The
+ * host owns the view; `host` is opaque. */
 typedef struct portico_http_view {
   size_t struct_size;
   void* host;
@@ -279,36 +285,66 @@ typedef struct portico_http_view {
   void (*set_authority)(void* host, portico_str authority);
   /* Turns the exchange into a local response; the hook then returns PORTICO_FILTER_RESPOND. */
   void (*respond)(void* host, int status, portico_str body);
+  /* ---- ABI 1.2 (check PORTICO_HAS_FIELD before use) */
+  /* Header iteration: count, and the i-th (name, value) in order; 1 when i < count. */
+  size_t (*header_count)(void* host);
+  int (*header_at)(void* host, size_t i, portico_str* name, portico_str* value);
+  /* The raw query (without '?'), and the n-th value of query parameter `name` (exact,
+   * percent-decoded name and value; '+' read as space); 1 when present. */
+  portico_str (*query)(void* host);
+  int (*query_param)(void* host, portico_str name, size_t n, portico_str* value);
+  /* The client's address, the route ("namespace/name") and rule name ("" when unnamed). */
+  portico_str (*client_address)(void* host);
+  portico_str (*route)(void* host);
+  portico_str (*rule_name)(void* host);
+  /* Adds a header to the local reply that respond() sets (before or after respond, same hook). */
+  void (*reply_header)(void* host, portico_str name, portico_str value);
 } portico_http_view;
 
-/* portico_http_call: an outbound request through the host's async HTTP client. */
+/* portico_http_call: an outbound request through the host's async HTTP client. Every member is
+ * borrowed for the duration of http_call() only (the host copies). */
 typedef struct portico_http_call {
   size_t struct_size;
   portico_str method;
-  portico_str url;         /* http://host:port/path */
+  portico_str url;         /* http://host:port/path (an IP literal host) */
   portico_str headers;     /* "Name: value\r\n" lines */
   portico_str body;
   int64_t timeout_ms;
+  /* ---- ABI 1.2: a backend key "namespace/service:port" instead of the url's host and port
+   * (endpoints and balancing as for route backends); the url then gives only the path. */
+  portico_str backend;
 } portico_http_call;
 
-/* portico_http_done_fn: completion of an outbound call, on the worker that issued it. status 0
- * means the call failed (reason in body). */
+/* portico_http_done_fn: completion of an outbound call, on the worker that issued it, exactly
+ * once unless the exchange ended first (then the type's `cancel` hook gets the cookie instead).
+ * status 0 means the call failed (reason in body). `headers` are "Name: value\r\n" lines;
+ * `headers`, `body` and `view` are valid during this call only. The cookie is the plugin's: the
+ * host never frees or reads it. The result continues the chain as a hook's would. */
 typedef portico_filter_status (*portico_http_done_fn)(void* cookie, int status,
                                                       portico_str headers, portico_str body,
                                                       const portico_http_view* view);
 
-/* portico_filter_host: services a filter instance may use on the request path. */
+/* portico_filter_host: services a filter instance may use on the request path. Valid during the
+ * hook call that received it. */
 typedef struct portico_filter_host {
   size_t struct_size;
   void* host;
-  /* Starts an outbound call; the hook returns PORTICO_FILTER_PENDING and `done` runs later. */
+  /* Starts an outbound call; the hook returns PORTICO_FILTER_PENDING and `done` runs later. At
+   * most one call per request and filter at a time. Not PORTICO_OK: nothing was started and
+   * `done` is never called. */
   portico_code (*http_call)(void* host, const portico_http_call* call, portico_http_done_fn done,
                             void* cookie);
   void (*log)(void* host, portico_log_level level, portico_str message);
+  /* ---- ABI 1.2: this request's state for this filter (what request_create made; NULL when
+   * the type has no request_create). Owned by the plugin, freed in request_destroy. */
+  void* request_state;
 } portico_filter_host;
 
 /* portico_filter_type: a filter a kind provides, instantiated from its config JSON (the
- * referenced object's synced view). Instances are created and destroyed off the request path. */
+ * referenced object's synced view). Instances are created and destroyed off the request path
+ * (create when a configuration is prepared, destroy when no snapshot uses it any more); the
+ * instance pointer is the plugin's, shared by every worker: hooks run concurrently on it.
+ * Threading: every request hook runs on the worker that owns the request and must not block. */
 typedef struct portico_filter_type {
   size_t struct_size;
   portico_str name;        /* e.g. "portico.io/Webhook" */
@@ -322,6 +358,21 @@ typedef struct portico_filter_type {
                                       const portico_filter_host* host);
   portico_filter_status (*on_response)(void* instance, const portico_http_view* response,
                                        const portico_filter_host* host);
+  /* ---- ABI 1.2 (a 1.1 plugin's struct ends above: the host checks struct_size) */
+  /* Per-request state: created when a request reaches the filter, destroyed when it ends. */
+  void* (*request_create)(void* instance);
+  void (*request_destroy)(void* instance, void* state);
+  /* The request ended while an outbound call of this filter was in flight: `done` will not run;
+   * free the cookie here. */
+  void (*cancel)(void* instance, void* state, void* cookie);
+  /* After every on_request, just before the request head goes upstream. */
+  portico_filter_status (*on_upstream_request)(void* instance, const portico_http_view* request,
+                                               const portico_filter_host* host);
+  /* The exchange ended (after the response, or when the client went away). */
+  void (*on_log)(void* instance, const portico_http_view* request, const portico_filter_host* host);
+  /* Reserved for body hooks; must be NULL. */
+  void* on_request_body;
+  void* on_response_body;
 } portico_filter_type;
 
 /* ---------------------------------------------------------------- kinds and plugins */

@@ -3,7 +3,8 @@
 //
 // Threading: a Filter instance is created off the request path and then used by every worker
 // concurrently; hooks must be thread-safe and must not block (use FilterHost::HttpCall and
-// return kPending). An HttpView is valid only during the hook.
+// return PORTICO_FILTER_PENDING). An HttpView is valid only during the hook; a RequestState
+// (NewState) belongs to one request and is freed when it ends.
 #ifndef PORTICO_SDK_FILTER_H_
 #define PORTICO_SDK_FILTER_H_
 
@@ -52,18 +53,128 @@ class HttpView {
     if (raw_->respond) raw_->respond(raw_->host, status, Str(body));
   }
 
+  // ABI 1.2 (empty / absent / no-op against a 1.1 host).
+  size_t HeaderCount() const {
+    return Has12() && raw_->header_count ? raw_->header_count(raw_->host) : 0;
+  }
+  // HeaderAt returns the i-th (name, value), or nullopt past the end.
+  std::optional<std::pair<std::string_view, std::string_view>> HeaderAt(size_t i) const {
+    portico_str name{nullptr, 0}, value{nullptr, 0};
+    if (!Has12() || raw_->header_at == nullptr ||
+        raw_->header_at(raw_->host, i, &name, &value) == 0)
+      return std::nullopt;
+    return std::make_pair(View(name), View(value));
+  }
+  std::string_view Query() const {
+    return Has12() && raw_->query ? View(raw_->query(raw_->host)) : "";
+  }
+  // QueryParam returns the n-th value of parameter `name` (percent-decoded), or nullopt.
+  std::optional<std::string_view> QueryParam(std::string_view name, size_t n = 0) const {
+    portico_str value{nullptr, 0};
+    if (!Has12() || raw_->query_param == nullptr ||
+        raw_->query_param(raw_->host, Str(name), n, &value) == 0)
+      return std::nullopt;
+    return View(value);
+  }
+  std::string_view ClientAddress() const {
+    return Has12() && raw_->client_address ? View(raw_->client_address(raw_->host)) : "";
+  }
+  std::string_view Route() const {
+    return Has12() && raw_->route ? View(raw_->route(raw_->host)) : "";
+  }
+  std::string_view RuleName() const {
+    return Has12() && raw_->rule_name ? View(raw_->rule_name(raw_->host)) : "";
+  }
+  // ReplyHeader adds a header to the local reply Respond sets.
+  void ReplyHeader(std::string_view name, std::string_view value) const {
+    if (Has12() && raw_->reply_header) raw_->reply_header(raw_->host, Str(name), Str(value));
+  }
+
  private:
+  bool Has12() const { return PORTICO_HAS_FIELD(raw_, portico_http_view, reply_header); }
   const portico_http_view* raw_;
+};
+
+// RequestState is a filter's state for one request (Filter::NewState); freed when it ends.
+class RequestState {
+ public:
+  virtual ~RequestState() = default;
+};
+
+// HttpResponse is an outbound call's answer as a completion sees it. status 0: the call failed
+// (`body` says why: "timeout", "connect_failed", ...). Valid during the completion only.
+struct HttpResponse {
+  int status = 0;
+  std::string_view headers;  // "Name: value\r\n" lines
+  std::string_view body;
+  // Header returns the first value of `name` (case-insensitive).
+  std::optional<std::string_view> Header(std::string_view name) const {
+    std::string_view rest = headers;
+    while (!rest.empty()) {
+      size_t end = rest.find('\n');
+      std::string_view line = rest.substr(0, end);
+      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      size_t colon = line.find(':');
+      if (colon == std::string_view::npos || colon != name.size()) continue;
+      bool same = true;
+      for (size_t i = 0; i < colon && same; ++i) {
+        same = (line[i] | 0x20) == (name[i] | 0x20);
+      }
+      if (!same) continue;
+      std::string_view value = line.substr(colon + 1);
+      while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+      return value;
+    }
+    return std::nullopt;
+  }
+};
+
+// CallDone is a completion: what the chain does next, as a hook's result.
+using CallDone = std::function<portico_filter_status(const HttpResponse&, const HttpView&)>;
+
+// CallCookie carries a CallDone through the C ABI (internal to the SDK).
+struct CallCookie {
+  CallDone done;
 };
 
 // FilterHost gives a filter the host's request-path services.
 class FilterHost {
  public:
   explicit FilterHost(const portico_filter_host* raw) : raw_(raw) {}
-  Status HttpCall(const portico_http_call& call, portico_http_done_fn done, void* cookie) const {
+  // HttpCall starts an outbound call: on OK the hook returns PORTICO_FILTER_PENDING and `done`
+  // runs later on the same worker (or never, when the request ends first: the SDK then frees it).
+  Status HttpCall(const portico_http_call& call, CallDone done) const {
     if (raw_ == nullptr || raw_->http_call == nullptr) return UnimplementedError("host has no http_call");
-    portico_code code = raw_->http_call(raw_->host, &call, done, cookie);
-    return code == PORTICO_OK ? OkStatus() : Status(static_cast<portico::StatusCode>(code), "http_call failed");
+    auto* cookie = new CallCookie{std::move(done)};
+    portico_code code = raw_->http_call(raw_->host, &call, &CallDoneTrampoline, cookie);
+    if (code == PORTICO_OK) return OkStatus();
+    delete cookie;
+    return Status(static_cast<portico::StatusCode>(code), "http_call failed");
+  }
+  // The C form: `done` gets `cookie` back (wrapped, so a cancelled call frees only the wrapper).
+  Status HttpCall(const portico_http_call& call, portico_http_done_fn done, void* cookie) const {
+    return HttpCall(call, [done, cookie](const HttpResponse& r, const HttpView& view) {
+      return done(cookie, r.status, Str(r.headers), Str(r.body), view.raw());
+    });
+  }
+  // State returns this request's state (what Filter::NewState made), or nullptr.
+  template <typename T>
+  T* State() const {
+    if (raw_ == nullptr || !PORTICO_HAS_FIELD(raw_, portico_filter_host, request_state))
+      return nullptr;
+    return static_cast<T*>(static_cast<RequestState*>(raw_->request_state));
+  }
+
+  static portico_filter_status CallDoneTrampoline(void* cookie, int status, portico_str headers,
+                                                  portico_str body,
+                                                  const portico_http_view* view) noexcept {
+    std::unique_ptr<CallCookie> owned(static_cast<CallCookie*>(cookie));
+    try {
+      return owned->done(HttpResponse{status, View(headers), View(body)}, HttpView(view));
+    } catch (...) {
+      return PORTICO_FILTER_ERROR;
+    }
   }
   void Log(portico_log_level level, std::string_view message) const {
     if (raw_ != nullptr && raw_->log != nullptr) raw_->log(raw_->host, level, Str(message));
@@ -83,6 +194,13 @@ class Filter {
   virtual portico_filter_status OnResponse(const HttpView& response, const FilterHost& host) {
     return PORTICO_FILTER_CONTINUE;
   }
+  // ABI 1.2 hooks.
+  virtual portico_filter_status OnUpstreamRequest(const HttpView& request, const FilterHost& host) {
+    return PORTICO_FILTER_CONTINUE;
+  }
+  virtual void OnLog(const HttpView& request, const FilterHost& host) {}
+  // NewState makes the state of one request (nullptr: none); FilterHost::State reads it.
+  virtual std::unique_ptr<RequestState> NewState() { return nullptr; }
 };
 
 // FilterFactory builds a Filter from its config (the referenced object's synced view).

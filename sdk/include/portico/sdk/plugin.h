@@ -276,6 +276,39 @@ inline portico_filter_status FilterOnResponse(void* instance, const portico_http
   }
 }
 
+inline portico_filter_status FilterOnUpstreamRequest(void* instance, const portico_http_view* view,
+                                                     const portico_filter_host* host) noexcept {
+  try {
+    return static_cast<Filter*>(instance)->OnUpstreamRequest(HttpView(view), FilterHost(host));
+  } catch (...) {
+    return PORTICO_FILTER_ERROR;
+  }
+}
+
+inline void FilterOnLog(void* instance, const portico_http_view* view,
+                        const portico_filter_host* host) noexcept {
+  try {
+    static_cast<Filter*>(instance)->OnLog(HttpView(view), FilterHost(host));
+  } catch (...) {
+  }
+}
+
+inline void* FilterRequestCreate(void* instance) noexcept {
+  try {
+    return static_cast<Filter*>(instance)->NewState().release();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+inline void FilterRequestDestroy(void*, void* state) noexcept {
+  delete static_cast<RequestState*>(state);
+}
+
+inline void FilterCancel(void*, void*, void* cookie) noexcept {
+  delete static_cast<CallCookie*>(cookie);
+}
+
 inline int ReferencePolicyTrampoline(void* user, const portico_process_context* ctx,
                                      portico_str from_group, portico_str from_kind,
                                      portico_str from_ns, const portico_object_ref* to) noexcept {
@@ -328,6 +361,11 @@ inline Status RegisterAll(Plugin& plugin, const portico_registrar* reg) {
     t.destroy = &FilterDestroy;
     t.on_request = &FilterOnRequest;
     t.on_response = &FilterOnResponse;
+    t.request_create = &FilterRequestCreate;
+    t.request_destroy = &FilterRequestDestroy;
+    t.cancel = &FilterCancel;
+    t.on_upstream_request = &FilterOnUpstreamRequest;
+    t.on_log = &FilterOnLog;
     StringSink error;
     if (reg->add_filter_type == nullptr) return UnimplementedError("host cannot register filters");
     portico_code code = reg->add_filter_type(reg->host, &t, error.sink());

@@ -112,6 +112,7 @@ struct FilterOutcome {
   Status status;  // create() failure
   portico_filter_status result = PORTICO_FILTER_CONTINUE;
   FakeHttpExchange exchange;       // the exchange after the hooks
+  FakeHttpExchange response;       // RunFilter's `response` after the response hook
   std::vector<std::string> calls;  // "METHOD url" of each outbound call
   std::vector<std::string> logs;
 };
@@ -377,9 +378,12 @@ class FakeHost {
 
   // RunFilter creates an instance of filter type `name` from `config_json`, runs its request
   // hook (or its response hook when `exchange.status` != 0), completes outbound calls through
-  // the responder, and destroys the instance.
+  // the responder, and destroys the instance. With `response`, a request that went on (continue)
+  // then has its response hook run on `response`, with the same request state (ABI 1.2), as the
+  // gateway would.
   FilterOutcome RunFilter(std::string_view name, std::string_view config_json,
-                          FakeHttpExchange exchange) {
+                          FakeHttpExchange exchange,
+                          std::optional<FakeHttpExchange> response = std::nullopt) {
     FilterOutcome out;
     out.exchange = std::move(exchange);
     const RegisteredFilterType* f = FindFilterType(name);
@@ -395,7 +399,8 @@ class FakeHost {
       return out;
     }
     FilterCall call{this, &out, {}};
-    portico_filter_host host{sizeof(portico_filter_host), &call, &OnHttpCall, &OnFilterLog};
+    void* state = f->request_create != nullptr ? f->request_create(instance) : nullptr;
+    portico_filter_host host{sizeof(portico_filter_host), &call, &OnHttpCall, &OnFilterLog, state};
     FakeHttpView view(&out.exchange);
     bool response_side = out.exchange.status != 0;
     auto hook = response_side ? f->on_response : f->on_request;
@@ -407,6 +412,17 @@ class FakeHost {
       out.result = pending.done(pending.cookie, response.status, Str(response.headers),
                                 Str(response.body), view.view());
     }
+    // A call still pending (no responder answer left) is cancelled, as a gateway would.
+    for (PendingCall& pending : call.pending) {
+      if (f->cancel != nullptr) f->cancel(instance, state, pending.cookie);
+    }
+    if (response && out.result == PORTICO_FILTER_CONTINUE && !response_side &&
+        f->on_response != nullptr) {
+      out.response = std::move(*response);
+      FakeHttpView response_view(&out.response);
+      f->on_response(instance, response_view.view(), &host);
+    }
+    if (f->request_destroy != nullptr) f->request_destroy(instance, state);
     if (f->destroy != nullptr) f->destroy(f->user, instance);
     return out;
   }

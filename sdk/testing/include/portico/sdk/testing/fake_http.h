@@ -23,12 +23,17 @@ struct FakeHttpExchange {
   std::string method = "GET";
   std::string path = "/";
   std::string authority = "example.com";
+  std::string query;  // without '?'; query_param reads it (exact names, no decoding)
+  std::string client_address = "192.0.2.1";
+  std::string route = "default/route";
+  std::string rule_name;
   int status = 0;  // response status; 0 on the request side
   std::vector<std::pair<std::string, std::string>> headers;
 
   bool responded = false;  // set when the filter called respond()
   int respond_status = 0;
   std::string respond_body;
+  std::vector<std::pair<std::string, std::string>> reply_headers;  // reply_header() calls
 
   // Header returns the first value of `name` (case-insensitive), or nullptr.
   const std::string* Header(std::string_view name) const {
@@ -83,6 +88,33 @@ class FakeHttpView {
       Ex(h)->responded = true;
       Ex(h)->respond_status = status;
       Ex(h)->respond_body = std::string(View(body));
+    };
+    view_.header_count = [](void* h) { return Ex(h)->headers.size(); };
+    view_.header_at = [](void* h, size_t i, portico_str* name, portico_str* value) -> int {
+      if (i >= Ex(h)->headers.size()) return 0;
+      *name = Str(Ex(h)->headers[i].first);
+      *value = Str(Ex(h)->headers[i].second);
+      return 1;
+    };
+    view_.query = [](void* h) { return Str(Ex(h)->query); };
+    view_.query_param = [](void* h, portico_str name, size_t n, portico_str* value) -> int {
+      std::string_view rest = Ex(h)->query;
+      while (!rest.empty()) {
+        size_t amp = rest.find('&');
+        std::string_view pair = rest.substr(0, amp);
+        rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+        size_t eq = pair.find('=');
+        if (pair.substr(0, eq) != View(name) || n-- > 0) continue;
+        *value = Str(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
+        return 1;
+      }
+      return 0;
+    };
+    view_.client_address = [](void* h) { return Str(Ex(h)->client_address); };
+    view_.route = [](void* h) { return Str(Ex(h)->route); };
+    view_.rule_name = [](void* h) { return Str(Ex(h)->rule_name); };
+    view_.reply_header = [](void* h, portico_str name, portico_str value) {
+      Ex(h)->reply_headers.emplace_back(std::string(View(name)), std::string(View(value)));
     };
   }
   FakeHttpView(const FakeHttpView&) = delete;

@@ -57,6 +57,10 @@ struct RegisteredFilterType {
   decltype(portico_filter_type::destroy) destroy = nullptr;
   decltype(portico_filter_type::on_request) on_request = nullptr;
   decltype(portico_filter_type::on_response) on_response = nullptr;
+  // ABI 1.2 (null for a 1.1 plugin).
+  decltype(portico_filter_type::request_create) request_create = nullptr;
+  decltype(portico_filter_type::request_destroy) request_destroy = nullptr;
+  decltype(portico_filter_type::cancel) cancel = nullptr;
 };
 
 // LoadedPlugin is one registered library: its descriptor fields and what it registered.
@@ -159,6 +163,15 @@ struct Registrar {
     r.destroy = t->destroy;
     r.on_request = t->on_request;
     r.on_response = t->on_response;
+    if (PORTICO_HAS_FIELD(t, portico_filter_type, on_response_body)) {
+      if (t->on_request_body != nullptr || t->on_response_body != nullptr) {
+        WriteSink(error, "filter type " + r.name + ": body hooks are reserved and must be NULL");
+        return PORTICO_INVALID_ARGUMENT;
+      }
+      r.request_create = t->request_create;
+      r.request_destroy = t->request_destroy;
+      r.cancel = t->cancel;
+    }
     self->plugin->filter_types.push_back(std::move(r));
     return PORTICO_OK;
   }

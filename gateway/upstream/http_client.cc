@@ -1,5 +1,5 @@
-// mirrors.cc: see mirrors.h.
-#include "gateway/server/mirrors.h"
+// http_client.cc: see http_client.h.
+#include "gateway/upstream/http_client.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -14,15 +14,24 @@
 #include "gateway/http/response_parser.h"
 #include "gateway/server/timer_wheel.h"
 
-namespace portico::gateway::server {
+namespace portico::gateway::upstream {
 
-// Copy is one mirrored request: write it all, read the response through its framing, then
-// hand the connection back (reusable) or close it.
-class Mirrors::Copy final : public EventHandler, public TimerHandler {
+using server::EventHandler;
+using server::EventLoop;
+using server::Timer;
+using server::TimerHandler;
+using server::TimerWheel;
+
+// Call is one outbound request: write it all, read the response through its framing (keeping
+// head and body when someone waits for them), then hand the connection back (reusable) or close
+// it.
+class HttpClient::Call final : public EventHandler, public TimerHandler {
  public:
-  Copy(Mirrors* owner, std::string key, const sockaddr_storage& address, socklen_t length, int fd,
-       bool reused, std::string request)
+  Call(HttpClient* owner, Purpose purpose, std::string key, const sockaddr_storage& address,
+       socklen_t length, int fd, bool reused, std::string request, Done* done)
       : owner_(owner),
+        purpose_(purpose),
+        done_cb_(done),
         key_(std::move(key)),
         address_(address),
         length_(length),
@@ -31,13 +40,17 @@ class Mirrors::Copy final : public EventHandler, public TimerHandler {
         request_(std::move(request)),
         head_request_(request_.compare(0, 5, "HEAD ") == 0),
         timer_(this, 0) {}
-  ~Copy() {
+  ~Call() {
     if (fd_ >= 0) close(fd_);
   }
 
   int fd() const { return fd_; }
   const std::string& key() const { return key_; }
   Timer* timer() { return &timer_; }
+  Purpose purpose() const { return purpose_; }
+  Done* done_cb() const { return done_cb_; }
+  void Forget() { done_cb_ = nullptr; }
+  HttpResult& result() { return result_; }
   // TakeFd hands the connection over (to be parked): the copy no longer closes it.
   int TakeFd() {
     int fd = fd_;
@@ -65,13 +78,14 @@ class Mirrors::Copy final : public EventHandler, public TimerHandler {
         Reconnect();
         return;
       }
-      // Until-close bodies end here; anything else is cut short: done all the same.
-      return End(false);
+      // Until-close bodies end here; anything else is cut short.
+      if (state_ == State::kBody && framing_ == http::BodyFraming::kUntilClose) return End(false);
+      return End(false, state_ == State::kHead ? "closed" : "closed_in_body");
     }
   }
 
   void OnTimer(int) override {
-    if (!done_) End(false);
+    if (!done_) End(false, "timeout");
   }
 
  private:
@@ -90,7 +104,7 @@ class Mirrors::Copy final : public EventHandler, public TimerHandler {
       if (reused_ && !got_bytes_) {
         Reconnect();
       } else {
-        End(false);
+        End(false, "connect_failed");
       }
       return false;
     }
@@ -107,9 +121,9 @@ class Mirrors::Copy final : public EventHandler, public TimerHandler {
       if (state_ == State::kHead) {
         http::ParseResult r = parser_.Parse(in_, head_request_);
         if (r == http::ParseResult::kNeedMore) return false;
-        if (r == http::ParseResult::kError) return Done(false);
+        if (r == http::ParseResult::kError) return Complete(false, "bad_response");
         const http::ResponseHead& head = parser_.head();
-        if (head.status == 101) return Done(false);  // switched protocols: not reusable
+        if (head.status == 101) return Complete(false, "switched_protocols");  // not reusable
         const size_t consumed = parser_.consumed();
         if (head.status < 200) {  // interim (100 Continue): the real head follows
           in_.erase(0, consumed);
@@ -117,6 +131,12 @@ class Mirrors::Copy final : public EventHandler, public TimerHandler {
           continue;
         }
         keep_alive_ = head.keep_alive;
+        if (done_cb_ != nullptr) {
+          result_.status = head.status;
+          for (const http::HeaderField& f : head.headers) {
+            result_.headers.emplace_back(std::string(f.name), std::string(f.value));
+          }
+        }
         framing_ = head.framing;
         remaining_ = head.content_length;
         in_.erase(0, consumed);
@@ -126,26 +146,29 @@ class Mirrors::Copy final : public EventHandler, public TimerHandler {
       }
       switch (framing_) {
         case http::BodyFraming::kNone:
-          return Done(keep_alive_ && in_.empty());
+          return Complete(keep_alive_ && in_.empty());
         case http::BodyFraming::kContentLength: {
           const size_t take = static_cast<size_t>(std::min<uint64_t>(in_.size(), remaining_));
+          if (!Keep(std::string_view(in_).substr(0, take))) return Complete(false, "too_large");
           in_.erase(0, take);
           remaining_ -= take;
-          if (remaining_ == 0) return Done(keep_alive_ && in_.empty());
+          if (remaining_ == 0) return Complete(keep_alive_ && in_.empty());
           return false;
         }
         case http::BodyFraming::kChunked:
           while (!in_.empty()) {
             http::ChunkedStep step = decoder_.Decode(in_);
+            if (step.result == http::ParseResult::kError) return Complete(false, "bad_response");
+            if (!Keep(step.data)) return Complete(false, "too_large");
             in_.erase(0, step.consumed);
-            if (step.result == http::ParseResult::kError) return Done(false);
             if (step.result == http::ParseResult::kComplete) {
-              return Done(keep_alive_ && in_.empty());
+              return Complete(keep_alive_ && in_.empty());
             }
             if (step.consumed == 0) break;
           }
           return false;
         case http::BodyFraming::kUntilClose:
+          if (!Keep(in_)) return Complete(false, "too_large");
           in_.clear();
           return false;
       }
@@ -157,37 +180,55 @@ class Mirrors::Copy final : public EventHandler, public TimerHandler {
   void Reconnect() {
     owner_->loop_->Remove(fd_);
     close(fd_);
-    fd_ = owner_->Connect(address_, length_);
+    fd_ = owner_->Connect(address_, length_, purpose_);
     reused_ = false;
     sent_ = 0;
     written_ = false;
     if (fd_ < 0 || !owner_->loop_->Add(fd_, EventLoop::kSocketEvents, this)) {
-      End(false);
+      End(false, "connect_failed");
       return;
     }
     // The first EPOLLOUT (connected) starts the write.
   }
 
-  // Done ends the copy and says so (Parse's result).
-  bool Done(bool reusable) {
-    End(reusable);
+  // Keep appends body bytes to the result when someone waits for it; false when too large.
+  bool Keep(std::string_view data) {
+    if (done_cb_ == nullptr) return true;
+    if (result_.body.size() + data.size() > kMaxResponseBody) return false;
+    result_.body.append(data);
+    return true;
+  }
+
+  // Complete ends the call and says so (Parse's result); `error` marks a failure.
+  bool Complete(bool reusable, std::string_view error = {}) {
+    End(reusable, error);
     return true;
   }
 
   void Count() {
     if (counted_) return;
     counted_ = true;
-    ++owner_->sent_;
+    ++owner_->counters_[static_cast<int>(purpose_)].sent;
   }
 
-  // End closes the copy (or parks its connection); one never counted as sent counts as failed.
-  void End(bool reusable) {
+  // End closes the call (or parks its connection); one never counted as sent counts as failed.
+  // With `error`, the result is a failure (status 0).
+  void End(bool reusable, std::string_view error = {}) {
     done_ = true;
-    if (!counted_) ++owner_->failed_;
+    if (!counted_) ++owner_->counters_[static_cast<int>(purpose_)].failed;
+    if (!error.empty()) {
+      result_.status = 0;
+      result_.error.assign(error);
+      result_.headers.clear();
+      result_.body.clear();
+    }
     owner_->Finish(this, reusable);
   }
 
-  Mirrors* owner_;
+  HttpClient* owner_;
+  const Purpose purpose_;
+  Done* done_cb_;
+  HttpResult result_;
   const std::string key_;
   const sockaddr_storage address_;
   const socklen_t length_;
@@ -210,23 +251,19 @@ class Mirrors::Copy final : public EventHandler, public TimerHandler {
   Timer timer_;
 };
 
-Mirrors::Mirrors(EventLoop* loop, uint64_t timeout_ms)
-    : loop_(loop),
-      timeout_ms_(timeout_ms),
-      rng_(static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) | 1) {
-}
+HttpClient::HttpClient(EventLoop* loop) : loop_(loop) {}
 
-Mirrors::~Mirrors() {
-  for (auto& [raw, copy] : copies_) {
-    TimerWheel::Cancel(copy->timer());
-    loop_->Remove(copy->fd());
+HttpClient::~HttpClient() {
+  for (auto& [raw, call] : calls_) {
+    TimerWheel::Cancel(call->timer());
+    loop_->Remove(call->fd());
   }
   for (auto& [key, list] : idle_) {
     for (const Idle& idle : list) close(idle.fd);
   }
 }
 
-int Mirrors::Connect(const sockaddr_storage& address, socklen_t length) {
+int HttpClient::Connect(const sockaddr_storage& address, socklen_t length, Purpose purpose) {
   int fd = socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   int one = 1;
@@ -236,11 +273,11 @@ int Mirrors::Connect(const sockaddr_storage& address, socklen_t length) {
     close(fd);
     return -1;
   }
-  ++connects_;
+  ++counters_[static_cast<int>(purpose)].connects;
   return fd;
 }
 
-int Mirrors::TakeIdle(const std::string& key) {
+int HttpClient::TakeIdle(const std::string& key) {
   auto it = idle_.find(key);
   if (it == idle_.end()) return -1;
   std::vector<Idle>& list = it->second;
@@ -259,7 +296,7 @@ int Mirrors::TakeIdle(const std::string& key) {
   return -1;
 }
 
-void Mirrors::Park(const std::string& key, int fd) {
+void HttpClient::Park(const std::string& key, int fd) {
   std::vector<Idle>& list = idle_[key];
   const uint64_t now = loop_->now_ms();
   // The oldest go first when the list is full or they have idled too long.
@@ -277,53 +314,67 @@ void Mirrors::Park(const std::string& key, int fd) {
   list.push_back({fd, now});
 }
 
-bool Mirrors::Send(const sockaddr_storage& address, socklen_t length, std::string request) {
-  if (copies_.size() >= kMaxInFlight) {
-    ++failed_;
-    return false;
-  }
+HttpClient::Call* HttpClient::Start(Purpose purpose, const sockaddr_storage& address,
+                                    socklen_t length, std::string request, uint64_t timeout_ms,
+                                    Done* done) {
+  Counters& counters = counters_[static_cast<int>(purpose)];
   std::string key(reinterpret_cast<const char*>(&address), length);
+  size_t& per_address = per_address_[key];
+  if (calls_.size() >= kMaxInFlight || per_address >= kMaxPerAddress) {
+    ++counters.failed;
+    if (per_address == 0) per_address_.erase(key);
+    return nullptr;
+  }
   int fd = TakeIdle(key);
   const bool reused = fd >= 0;
-  if (!reused) fd = Connect(address, length);
+  if (!reused) fd = Connect(address, length, purpose);
   if (fd < 0) {
-    ++failed_;
-    return false;
+    ++counters.failed;
+    if (per_address == 0) per_address_.erase(key);
+    return nullptr;
   }
-  auto copy =
-      std::make_unique<Copy>(this, std::move(key), address, length, fd, reused, std::move(request));
-  Copy* raw = copy.get();
+  ++per_address;
+  auto call = std::make_unique<Call>(this, purpose, std::move(key), address, length, fd, reused,
+                                     std::move(request), done);
+  Call* raw = call.get();
+  calls_.emplace(raw, std::move(call));
+  ++counters.in_flight;
   // Connecting: the first EPOLLOUT (connected) starts the write. Reused: writable at once.
   if (!loop_->Add(fd, EventLoop::kSocketEvents, raw)) {
-    ++failed_;
-    return false;
+    raw->Forget();
+    Finish(raw, false);
+    ++counters.failed;
+    return nullptr;
   }
-  loop_->timers().Arm(raw->timer(), loop_->now_ms() + timeout_ms_);
-  copies_.emplace(raw, std::move(copy));
-  return true;
+  loop_->timers().Arm(raw->timer(), loop_->now_ms() + timeout_ms);
+  return raw;
 }
 
-bool Mirrors::Roll(double percent) {
-  if (percent >= 100) return true;
-  if (percent <= 0) return false;
-  // xorshift64*: a worker-local generator, good enough to pick a share of requests.
-  rng_ ^= rng_ >> 12;
-  rng_ ^= rng_ << 25;
-  rng_ ^= rng_ >> 27;
-  const uint64_t r = rng_ * 0x2545F4914F6CDD1DULL;
-  return static_cast<double>(r >> 11) * 0x1.0p-53 * 100.0 < percent;
+void HttpClient::Cancel(Call* call) {
+  call->Forget();
+  ++counters_[static_cast<int>(call->purpose())].cancelled;
+  Finish(call, false);
 }
 
-void Mirrors::Finish(Copy* copy, bool reusable) {
-  TimerWheel::Cancel(copy->timer());
-  if (copy->fd() >= 0) loop_->Remove(copy->fd());
-  if (reusable) Park(copy->key(), copy->TakeFd());
-  auto it = copies_.find(copy);
-  if (it == copies_.end()) return;
+void HttpClient::Finish(Call* call, bool reusable) {
+  auto it = calls_.find(call);
+  if (it == calls_.end()) return;
+  TimerWheel::Cancel(call->timer());
+  if (call->fd() >= 0) loop_->Remove(call->fd());
+  if (reusable) Park(call->key(), call->TakeFd());
+  Counters& counters = counters_[static_cast<int>(call->purpose())];
+  --counters.in_flight;
+  if (auto pa = per_address_.find(call->key()); pa != per_address_.end() && --pa->second == 0) {
+    per_address_.erase(pa);
+  }
   // Freed after the batch: later events of this batch may still name it.
-  std::shared_ptr<Copy> dead(std::move(it->second));
-  copies_.erase(it);
+  std::shared_ptr<Call> dead(std::move(it->second));
+  calls_.erase(it);
   loop_->Defer([dead] {});
+  if (Done* done = dead->done_cb()) {
+    dead->Forget();
+    done->OnHttpDone(std::move(dead->result()));
+  }
 }
 
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::upstream
