@@ -14,6 +14,23 @@ header X-Echo-Set-Header (comma-separated) is copied into the response headers;
 `?delay=<Go duration>` (e.g. 1s, 500ms, 1m30s) waits that long before answering. HTTP/1.1
 keep-alive, Content-Length and chunked request bodies (read and discarded), Expect: 100-continue.
 
+And the "HTTP echo extras" of extended/README.md (echo-basic v0.1.0):
+  - the request record: every request the echo handler answers (mirrored copies included, failing
+    /retry/ attempts not) is noted per pod with its request URI and a time.monotonic() stamp,
+    before any ?delay (EchoPod.recorded, EchoServers.recorded; the mirror cases read it);
+  - /retry/...?uuid=U&succeedAfter=N[&responseCode=C][&delayRetry=D]: under one lock held for
+    the whole request (attempts are serialised, delays included), the first N requests of each
+    uuid wait D, then fail: with status C and an empty body, or without C by resetting the
+    connection (SO_LINGER 0) before any response; later ones are echoed. 400 without uuid, or
+    with a non-integer succeedAfter/responseCode or an invalid delayRetry;
+  - /ws: an RFC 6455 WebSocket echo (golang.org/x/net/websocket upstream): the handshake needs
+    an Origin header that parses as a URL (else 403), then every data frame comes back as it was
+    received (pings answered, a close echoed) until the client closes.
+Not implemented: the h2c (3001) and HTTPS (8443) listeners of the extended contract.
+
+The WebSocket frame codec (websocket_accept, websocket_frame, websocket_frame_parser and the
+drivers read_websocket_frame / parse_websocket_frame) serves the runner's client side too.
+
 Library use (the conformance runner): EchoServers([EchoPod(host, port, namespace, pod), ...])
 .start() serves every pod from one asyncio event loop on a background thread; stop() closes
 them. Command line (e.g. to try it with curl):
@@ -27,11 +44,19 @@ serves until SIGINT/SIGTERM. Only the Python 3 standard library.
 
 import argparse
 import asyncio
+import base64
+import collections
+import hashlib
+import http
 import json
+import os
 import re
 import signal
+import socket
+import struct
 import sys
 import threading
+import time
 import urllib.parse
 
 MAX_HEAD_BYTES = 64 * 1024
@@ -77,9 +102,108 @@ class EchoPod:
     def __init__(self, host, port, namespace, pod):
         self.host, self.port, self.namespace, self.pod = host, port, namespace, pod
         self.requests = 0  # answered so far (read by tests; written on the loop thread)
+        # The request record: request URI -> time.monotonic() of each request the echo handler
+        # answered (appended on the loop thread, read from any thread).
+        self._record = collections.defaultdict(list)
 
     def __repr__(self):
         return "EchoPod(%s:%d %s/%s)" % (self.host, self.port, self.namespace, self.pod)
+
+    def deployment(self):
+        """The pod name without its last two '-' parts (as upstream names pods)."""
+        return self.pod.rsplit("-", 2)[0]
+
+    def note(self, uri):
+        self._record[uri].append(time.monotonic())
+
+    def recorded(self, uri, since=None):
+        """How many requests for exactly `uri` the echo handler answered (since `since`)."""
+        stamps = list(self._record.get(uri, ()))
+        return len(stamps) if since is None else sum(1 for t in stamps if t >= since)
+
+
+# ---------------------------------------------------------------------------------------------
+# WebSocket (RFC 6455) frames, for both sides
+
+WEBSOCKET_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+WS_CONTINUATION, WS_TEXT, WS_BINARY, WS_CLOSE, WS_PING, WS_PONG = 0, 1, 2, 8, 9, 10
+
+
+def websocket_accept(key):
+    """The Sec-WebSocket-Accept value for a Sec-WebSocket-Key."""
+    return base64.b64encode(hashlib.sha1(key.encode() + WEBSOCKET_GUID).digest()).decode()
+
+
+def _masked(payload, key):
+    n = len(payload)
+    stream = (key * (n // 4 + 1))[:n]
+    return (int.from_bytes(payload, "big") ^ int.from_bytes(stream, "big")).to_bytes(n, "big")
+
+
+def websocket_frame(opcode, payload, mask, fin=True):
+    """One frame; clients mask (RFC 6455 5.3), servers do not."""
+    head = bytes([(0x80 if fin else 0) | opcode])
+    bit = 0x80 if mask else 0
+    if len(payload) < 126:
+        head += bytes([bit | len(payload)])
+    elif len(payload) < 65536:
+        head += bytes([bit | 126]) + len(payload).to_bytes(2, "big")
+    else:
+        head += bytes([bit | 127]) + len(payload).to_bytes(8, "big")
+    if not mask:
+        return head + payload
+    key = os.urandom(4)
+    return head + key + _masked(payload, key)
+
+
+def websocket_frame_parser(limit=MAX_BODY_BYTES):
+    """A sans-I/O parser of one frame: a generator that yields how many bytes it needs next, is
+    sent exactly those bytes and returns (fin, opcode, unmasked payload). ValueError beyond
+    `limit` payload bytes."""
+    b0, b1 = yield 2
+    length = b1 & 0x7F
+    if length == 126:
+        length = int.from_bytes((yield 2), "big")
+    elif length == 127:
+        length = int.from_bytes((yield 8), "big")
+    if length > limit:
+        raise ValueError("WebSocket frame of %d bytes" % length)
+    key = (yield 4) if b1 & 0x80 else None
+    payload = (yield length) if length else b""
+    return bool(b0 & 0x80), b0 & 0x0F, _masked(payload, key) if key else payload
+
+
+async def read_websocket_frame(reader):
+    """One frame from an asyncio StreamReader."""
+    parser = websocket_frame_parser()
+    try:
+        need = next(parser)
+        while True:
+            need = parser.send(await reader.readexactly(need))
+    except StopIteration as done:
+        return done.value
+
+
+def parse_websocket_frame(read_exactly):
+    """One frame through a blocking read_exactly(n) function."""
+    parser = websocket_frame_parser()
+    try:
+        need = next(parser)
+        while True:
+            need = parser.send(read_exactly(need))
+    except StopIteration as done:
+        return done.value
+
+
+def origin_parses(origin):
+    """Whether an Origin header is a URL as Go's url.ParseRequestURI takes it (x/net/websocket
+    answers 403 otherwise): an absolute URL or an absolute path, no control characters."""
+    if not origin or any(ord(c) < 0x20 or ord(c) == 0x7F for c in origin):
+        return False
+    if origin.startswith("/"):
+        return True
+    parts = urllib.parse.urlsplit(origin)
+    return bool(parts.scheme) and bool(parts.netloc or parts.path)
 
 
 class _BadRequest(Exception):
@@ -158,6 +282,40 @@ def _echo_set_headers(headers):
     return [(n, out[n]) for n in order]
 
 
+JSON_HEADERS = [("Content-Type", "application/json"), ("X-Content-Type-Options", "nosniff")]
+
+
+def _header(headers, name):
+    """The values of header `name` joined with ',' ("" when absent)."""
+    return ",".join(v for n, v in headers if n.lower() == name)
+
+
+def _reason(status):
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return "Status %d" % status
+
+
+def _plain_error(status, text):
+    """An answer as Go's http.Error writes it."""
+    return status, [("Content-Type", "text/plain; charset=utf-8"),
+                    ("X-Content-Type-Options", "nosniff")], (text + "\n").encode()
+
+
+def _first(params, name):
+    values = params.get(name)
+    return values[0] if values else None
+
+
+def _reset(writer):
+    """Aborts the connection with a TCP reset (SO_LINGER 0), no response."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
+
+
 def _response(status, reason, headers, body, head_only):
     lines = ["HTTP/1.1 %d %s" % (status, reason)]
     lines += ["%s: %s" % (n, v) for n, v in headers]
@@ -174,6 +332,13 @@ class EchoServers:
         self._loop = None
         self._thread = None
         self._servers = []
+        self._retry_lock = None  # made on the loop
+        self._retry_failures = {}  # uuid -> failed /retry/ attempts so far (never reset)
+
+    def recorded(self, uri, deployment, namespace, since=None):
+        """Requests for exactly `uri` answered by the pods of `deployment` in `namespace`."""
+        return sum(p.recorded(uri, since) for p in self.pods
+                   if p.namespace == namespace and p.deployment() == deployment)
 
     async def _handle(self, pod, reader, writer):
         try:
@@ -194,17 +359,21 @@ class EchoServers:
                                                                 ("Content-Type", "text/plain")],
                                            str(e).encode(), False))
                     return
+                if urllib.parse.urlsplit(target).path == "/ws":
+                    await self._websocket(reader, writer, headers)
+                    return
                 keep_alive = self._keep_alive(proto, headers)
-                status, reason, extra, body = await self._answer(pod, method, target, proto,
-                                                                 headers)
-                out = [("Content-Type", "application/json"), ("X-Content-Type-Options", "nosniff")]
-                out += extra
-                if not keep_alive:
-                    out.append(("Connection", "close"))
+                answer = await self._answer(pod, method, target, proto, headers)
                 # Counted before the answer is written, so a client that has read the answer
                 # always sees it counted.
                 pod.requests += 1
-                writer.write(_response(status, reason, out, body, method == "HEAD"))
+                if answer is None:
+                    _reset(writer)
+                    return
+                status, out, body = answer
+                if not keep_alive:
+                    out = out + [("Connection", "close")]
+                writer.write(_response(status, _reason(status), out, body, method == "HEAD"))
                 await writer.drain()
                 if not keep_alive:
                     return
@@ -225,13 +394,43 @@ class EchoServers:
         return "close" not in tokens
 
     async def _answer(self, pod, method, target, proto, headers):
-        query = urllib.parse.urlsplit(target).query
-        delay = urllib.parse.parse_qs(query).get("delay")
+        """(status, headers, body) of a request, or None to reset the connection."""
+        parts = urllib.parse.urlsplit(target)
+        params = urllib.parse.parse_qs(parts.query)
+        if parts.path.startswith("/retry/"):
+            async with self._retry_lock:
+                return await self._retry(pod, method, target, proto, headers, params)
+        return await self._echo(pod, method, target, proto, headers, params)
+
+    async def _retry(self, pod, method, target, proto, headers, params):
+        """The /retry/ endpoint (the caller holds the retry lock)."""
+        uuid = _first(params, "uuid")
+        if not uuid:
+            return _plain_error(400, "uuid is required")
+        try:
+            succeed_after = int(_first(params, "succeedAfter"))
+            code = _first(params, "responseCode")
+            code = None if code is None else int(code)
+            delay = _first(params, "delayRetry")
+            delay = 0.0 if delay is None else parse_go_duration(delay)
+        except (TypeError, ValueError) as e:
+            return _plain_error(400, "invalid /retry/ parameters: %s" % e)
+        failed = self._retry_failures.get(uuid, 0)
+        if failed >= succeed_after:
+            return await self._echo(pod, method, target, proto, headers, params)
+        self._retry_failures[uuid] = failed + 1
+        if delay > 0:
+            await asyncio.sleep(delay)
+        return None if code is None else (code, [], b"")
+
+    async def _echo(self, pod, method, target, proto, headers, params):
+        pod.note(target)
+        delay = params.get("delay")
         if delay:
             try:
                 seconds = parse_go_duration(delay[0])
             except ValueError as e:
-                return 400, "Bad Request", [], json.dumps({"error": str(e)}).encode()
+                return 400, JSON_HEADERS, json.dumps({"error": str(e)}).encode()
             if seconds > 0:
                 await asyncio.sleep(seconds)
         echoed = {}
@@ -246,9 +445,41 @@ class EchoServers:
         body = {"path": target, "host": host, "method": method, "proto": proto,
                 "headers": echoed, "namespace": pod.namespace, "ingress": "", "service": "",
                 "pod": pod.pod, "httpPort": str(pod.port)}
-        return 200, "OK", _echo_set_headers(headers), json.dumps(body).encode()
+        return 200, JSON_HEADERS + _echo_set_headers(headers), json.dumps(body).encode()
+
+    async def _websocket(self, reader, writer, headers):
+        """The /ws WebSocket echo; owns the connection until it ends."""
+        key = _header(headers, "sec-websocket-key").strip()
+        upgrade = _header(headers, "upgrade").lower()
+        refusal = None
+        if "websocket" not in upgrade or not key:
+            refusal = _plain_error(400, "not a WebSocket handshake")
+        elif not origin_parses(_header(headers, "origin")):
+            refusal = _plain_error(403, "the Origin header does not parse as a URL")
+        if refusal is not None:
+            status, out, body = refusal
+            writer.write(_response(status, _reason(status), out + [("Connection", "close")],
+                                   body, False))
+            await writer.drain()
+            return
+        writer.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                      "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n" %
+                      websocket_accept(key)).encode("latin-1"))
+        while True:
+            try:
+                fin, opcode, payload = await read_websocket_frame(reader)
+            except ValueError:
+                return  # a frame over the limit
+            if opcode == WS_PONG:
+                continue
+            reply = WS_PONG if opcode == WS_PING else opcode
+            writer.write(websocket_frame(reply, payload, mask=False, fin=fin))
+            await writer.drain()
+            if opcode == WS_CLOSE:
+                return
 
     async def _start_servers(self):
+        self._retry_lock = asyncio.Lock()
         for pod in self.pods:
             server = await asyncio.start_server(
                 lambda r, w, pod=pod: self._handle(pod, r, w), host=pod.host, port=pod.port,

@@ -15,33 +15,56 @@ start a real portico-controller and a real portico-gateway serving GatewayClass 
 (conformance_data.poll_checks), then send each case's request to its Gateway's address and
 listener port and check the response as the README's "Case format" says: each request is
 repeated until it passes 3 times in a row, within --consistency-timeout seconds for the first
-case of a phase (later cases: at least --min-window seconds). followUps: their actions, status
-checks and cases. Files with HTTPS cases or HTTPS listeners are skipped (TLS is another issue).
+case of a phase (later cases, and all cases of a phase whose status checks or actions failed:
+at least --min-window seconds). followUps: their actions, status checks and cases. Files with
+HTTPS cases or HTTPS listeners are skipped (TLS is another issue), except in strict mode (below).
+
+A directory whose _base.json "extends" another (extended/, whose README adds to the format) is
+run strictly: its base is applied after the one it extends (conformance_data.load_base:
+manifests, echo backends, generated Secrets and CA ConfigMaps), and nothing is skipped. What
+this runner implements of extended/README.md: the `ws` scheme (RFC 6455 handshake and echoes),
+request.uniqueQueryParam, expect.mirroredTo and mirrorDistribution (read from the echo
+backends' request record), responseHeadersAnyOf, ignoreWhitespace, the non-echo rule for 200/204
+answers, every check of its section 5 and the patch/create actions; the echo backend's /retry/
+and /ws endpoints and request record. A file needing what the runner or the gateway cannot do
+yet (unsupported_reason: HTTPS/TLS, client certificates, BackendTLSPolicy, GRPCRoute, TLSRoute,
+TCPRoute, UDPRoute, ListenerSet, h2c, test-local echo backends) fails at once with that reason,
+without starting anything (--try-unsupported runs it anyway; its unsupported cases then fail
+with their reason). Only HTTP echo backends are started: the grpc, tcp and dns stand-ins of
+extended/_base.json are not (said in a NOTE line), so namespacesReady checks the stand-ins
+that run, and the files that use the others are among the unsupported ones.
 
 The echo backends (echo_backend.py) run in this process for the whole run. Binding port 80 on
 chosen addresses needs a private network namespace: unless already inside one, the runner
 re-executes itself under `unshare -rn` (no privileges needed) and sets lo up there; when that is
 impossible it runs in place as root, or skips (exit 77) with the reason.
 
-Prints one line per file (failures indented below it), a line of case and status-check counts
-and a final line "N passed, M failed, K skipped" (files). Exit status 0 when nothing failed; with
---expected-failures FILE (lines "file.json: case: <name>", "file.json: status: <check>" or a bare
-"file.json" for every failure of that file; '#' comments) 0 when every failure is listed. Exit 77
-(skipped) when the conformance directory is absent.
+Prints one line per file (failures indented below it), a line of case and status-check counts,
+the wall time and a final line "N passed, M failed, K skipped" (files; a file that is not run
+counts as failed, a skipped one only as skipped). Exit status 0 when nothing failed; with
+--expected-failures FILE (lines "file.json: case: <name>", "file.json: status: <check>" or a
+bare "file.json" for every failure of that file; '#' comments, also at the end of a line) 0 when
+every failure is listed; listed failures that pass again are reported. Exit 77 (skipped) when
+the conformance directory is absent.
 
 Only the Python 3 standard library and the openssl, unshare and ip commands.
 """
 
 import argparse
+import base64
 import collections
 import concurrent.futures
+import contextlib
+import copy
 import hashlib
 import http.client
 import ipaddress
 import json
+import math
 import os
 import queue
 import random
+import re
 import shutil
 import signal
 import socket
@@ -51,14 +74,18 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import uuid
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import echo_backend  # noqa: E402
 from conformance_data import (  # noqa: E402
-    FAIL, GATEWAY_CLASS, PASS, SKIP, SKIP_EXIT, Outcome, all_cases, generated_secrets,
-    list_test_files, load_expected, load_json, perform, poll_checks, portico_procs,
-    unique_descriptions, write_config)
+    EVALUATORS, FAIL, GATEWAY_CLASS, PASS, SKIP, SKIP_EXIT, CheckContext, Outcome, all_cases,
+    generated_secrets, list_test_files, load_base, load_expected, load_json, portico_procs,
+    run_phase, test_phases, write_config)
+from echo_backend import (  # noqa: E402
+    WS_BINARY, WS_CLOSE, WS_PING, WS_PONG, WS_TEXT, parse_websocket_frame, websocket_accept,
+    websocket_frame)
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 USER_AGENT = "Go-http-client/1.1"  # what upstream's client sends
@@ -69,13 +96,16 @@ USER_AGENT = "Go-http-client/1.1"  # what upstream's client sends
 
 
 class Pod:
-    """One echo backend replica of _base.json echoBackends."""
+    """One echo backend replica of _base.json echoBackends (`served`: an HTTP echo runs for it;
+    the grpc, tcp and dns servers of extended/_base.json are not implemented)."""
 
     def __init__(self, backend, index, replica):
         self.deployment = backend["name"]
         self.namespace = backend["namespace"]
         self.labels = backend.get("podLabels", {})
         self.port = backend.get("httpContainerPort", 3000)
+        self.server = backend.get("server", "http")
+        self.served = self.server == "http"
         digest = hashlib.sha1(self.deployment.encode()).hexdigest()
         self.name = "%s-%s-r%04d" % (self.deployment, digest[:8], replica)
         self.v4 = "127.0.%d.%d" % (2 + index, 1 + replica)
@@ -148,6 +178,72 @@ def selector_endpoint_slices(base, test, pods):
     return slices
 
 
+# What the runner or the gateway cannot do yet (strict mode: such a file fails with the reason).
+UNSUPPORTED_FEATURES = {
+    "GRPCRoute": "GRPCRoute kind not implemented (and the runner has no gRPC client)",
+    "TLSRoute": "TLSRoute kind not implemented (TLS listeners: TLS issue)",
+    "TCPRoute": "TCPRoute kind not implemented (no TCP listeners)",
+    "UDPRoute": "UDPRoute kind not implemented (no UDP listeners)",
+    "ListenerSet": "ListenerSet kind not implemented",
+    "BackendTLSPolicy": "BackendTLSPolicy kind not implemented (no TLS to backends: TLS issue)",
+    "GatewayFrontendClientCertificateValidation":
+        "needs HTTPS listeners with client-certificate validation (TLS issue)",
+    "GatewayBackendClientCertificate":
+        "needs TLS to backends with a client certificate (TLS issue)",
+    "HTTPRouteBackendProtocolH2C":
+        "h2c (cleartext HTTP/2) not implemented by the runner, the echo backend or the gateway",
+}
+UNSUPPORTED_KINDS = ("GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute", "ListenerSet",
+                     "BackendTLSPolicy")
+UNSUPPORTED_SCHEMES = {
+    "https": "needs HTTPS listeners (TLS issue)",
+    "grpc": "scheme grpc: the runner has no gRPC client (GRPCRoute not implemented)",
+    "tls": "scheme tls: needs TLS listeners (TLSRoute not implemented)",
+    "tcp": "scheme tcp: needs TCP listeners (TCPRoute not implemented)",
+    "udp": "scheme udp: needs UDP listeners (UDPRoute not implemented)",
+}
+SUPPORTED_ACTIONS = ("delete", "patch", "create")
+
+
+def case_unsupported(case):
+    """Why the runner cannot run this case (scheme, protocol, failure expectations), or None."""
+    scheme = case["target"].get("scheme", "http")
+    if scheme not in ("http", "ws"):
+        return UNSUPPORTED_SCHEMES.get(scheme, "scheme %s not implemented by the runner" % scheme)
+    if case["request"].get("protocol"):
+        return "request.protocol %s not implemented by the runner" % case["request"]["protocol"]
+    if "failure" in case["expect"]:
+        return "expect.failure %s not implemented by the runner" % case["expect"]["failure"]
+    return None
+
+
+def unsupported_reason(test):
+    """Why a file cannot pass with what the runner and the gateway do today, or None: its
+    features, its manifests' kinds, its cases, checks, actions and test-local echo backends."""
+    for feature in test.get("features", []):
+        if feature in UNSUPPORTED_FEATURES:
+            return UNSUPPORTED_FEATURES[feature]
+    kinds = sorted({m.get("kind") for m in test.get("manifests", [])} & set(UNSUPPORTED_KINDS))
+    if kinds:
+        return "%s kind not implemented" % kinds[0]
+    for case in all_cases(test):
+        why = case_unsupported(case)
+        if why:
+            return why
+    phases = test_phases(test)
+    for check in (c for _, checks, _, _ in phases for c in checks):
+        if check["check"] not in EVALUATORS:
+            return "status check %s not implemented by the runner" % check["check"]
+    for action in (a for _, _, actions, _ in phases for a in actions):
+        if action.get("op") not in SUPPORTED_ACTIONS:
+            return "action %s not implemented by the runner" % action.get("op")
+    if test.get("echoBackends"):
+        return "test-local echo backends (%s) are not started by the runner" % ", ".join(
+            "%s/%s (%s)" % (b["namespace"], b["name"], b.get("server", "http"))
+            for b in test["echoBackends"])
+    return None
+
+
 def https_reason(test):
     """Why a file is out of scope (HTTPS belongs to the TLS issue), or None."""
     cases = all_cases(test)
@@ -200,22 +296,15 @@ def canonical(name):
     return echo_backend.canonical_header_key(name)
 
 
-def send_once(ip, port, method, path, host, headers, timeout):
-    """One HTTP/1.1 request on a fresh connection to ip:port; a Response or RequestError."""
-    conn = http.client.HTTPConnection(ip, port, timeout=timeout)
-    where = "%s:%d" % ("[%s]" % ip if ":" in ip else ip, port)
+def where_of(ip, port):
+    return "%s:%d" % ("[%s]" % ip if ":" in ip else ip, port)
+
+
+@contextlib.contextmanager
+def request_errors(where, timeout):
+    """Turns what an exchange with `where` raised into a RequestError."""
     try:
-        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-        conn.putheader("Host", host)
-        conn.putheader("User-Agent", USER_AGENT)
-        for name, value in headers:
-            conn.putheader(name, value)
-        if method in ("POST", "PUT", "PATCH"):
-            conn.putheader("Content-Length", "0")
-        conn.endheaders()
-        response = conn.getresponse()
-        body = response.read()
-        return Response(response.status, response.getheaders(), body, None)
+        yield
     except ConnectionRefusedError:
         raise RequestError("connection refused by %s: nothing listens there (is the gateway's "
                            "data plane serving this Gateway?)" % where, refused=True)
@@ -223,8 +312,26 @@ def send_once(ip, port, method, path, host, headers, timeout):
         raise RequestError("no response from %s within %.0fs" % (where, timeout))
     except http.client.RemoteDisconnected:
         raise RequestError("%s closed the connection without a response" % where)
-    except (http.client.HTTPException, OSError) as e:
+    except (http.client.HTTPException, OSError, EOFError, ValueError) as e:
         raise RequestError("%s: %s: %s" % (where, type(e).__name__, e))
+
+
+def send_once(ip, port, method, path, host, headers, timeout):
+    """One HTTP/1.1 request on a fresh connection to ip:port; a Response or RequestError."""
+    conn = http.client.HTTPConnection(ip, port, timeout=timeout)
+    try:
+        with request_errors(where_of(ip, port), timeout):
+            conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+            conn.putheader("Host", host)
+            conn.putheader("User-Agent", USER_AGENT)
+            for name, value in headers:
+                conn.putheader(name, value)
+            if method in ("POST", "PUT", "PATCH"):
+                conn.putheader("Content-Length", "0")
+            conn.endheaders()
+            response = conn.getresponse()
+            body = response.read()
+            return Response(response.status, response.getheaders(), body, None)
     finally:
         conn.close()
 
@@ -297,13 +404,26 @@ def header_map(pairs):
     return out
 
 
-def check_headers(what, actual, want, absent):
+def check_headers(what, actual, want, absent, any_of=None, ignore_whitespace=False):
+    """None when `actual` ({lower-case name: joined value}) has the `want` values, one of the
+    `any_of` values per name and none of the `absent` names; else why not. With
+    `ignore_whitespace` spaces do not count in values."""
+    def same(have, value):
+        return have.replace(" ", "") == value.replace(" ", "") if ignore_whitespace else (
+            have == value)
     for name, value in (want or {}).items():
         have = actual.get(name.lower())
         if have is None:
             return "%s lacks header %s (want %r; has %s)" % (what, name, value, sorted(actual))
-        if have != value:
+        if not same(have, value):
             return "%s header %s is %r, want %r" % (what, name, have, value)
+    for name, values in (any_of or {}).items():
+        have = actual.get(name.lower())
+        if have is None:
+            return "%s lacks header %s (want one of %r; has %s)" % (what, name, values,
+                                                                   sorted(actual))
+        if not any(same(have, v) for v in values):
+            return "%s header %s is %r, want one of %r" % (what, name, have, values)
     for name in absent or []:
         if name.lower() in actual:
             return "%s has header %s: %r (want it absent)" % (what, name, actual[name.lower()])
@@ -319,6 +439,37 @@ def describe_response(response):
     return "body %r" % response.body[:80]
 
 
+def backend_view(case, response):
+    """(what the backend saw, None) from the echo JSON; for any other response, as upstream
+    captures it (extended/README.md section 3): the request's method, path, host, namespace and
+    pod "", no headers, with why it is not the echo's answer."""
+    echo, why = response.echo()
+    if echo is not None:
+        return echo, None
+    return {"method": case["request"]["method"], "path": "", "host": "", "headers": {},
+            "namespace": "", "pod": ""}, why
+
+
+def compare_backend(expect, echo):
+    """None when what the backend saw meets expect's backend, namespace and backendRequest."""
+    pod = echo.get("pod") or ""
+    if expect.get("backend") is not None and not pod.startswith(expect["backend"]):
+        return "answered by pod %r, want %s" % (pod, expect["backend"])
+    namespace = expect.get("namespace")
+    if namespace == "" and echo.get("namespace"):
+        return "answered by the echo backend (%s/%s), want an answer that is not the echo's" % (
+            echo.get("namespace"), pod)
+    if namespace is not None and echo.get("namespace") != namespace:
+        return "answered from namespace %r, want %s" % (echo.get("namespace"), namespace)
+    br = expect.get("backendRequest") or {}
+    for field in ("method", "path", "host"):
+        if br.get(field) is not None and echo.get(field) != br[field]:
+            return "backend saw %s %r, want %r" % (field, echo.get(field), br[field])
+    seen = header_map((n, v) for n, values in (echo.get("headers") or {}).items()
+                      for v in values)
+    return check_headers("backend request", seen, br.get("headers"), br.get("absentHeaders"))
+
+
 def compare(case, response):
     """None when the response meets the case's expectation, else why not."""
     expect = case["expect"]
@@ -329,29 +480,14 @@ def compare(case, response):
         return "status %d, want %s (%s)" % (response.status, "/".join(map(str, allowed)),
                                            describe_response(response))
     if response.status in (200, 204):
-        wants_echo = any(k in expect for k in ("backend", "namespace", "backendRequest"))
-        if wants_echo and response.status == 200:
-            echo, why = response.echo()
-            if echo is None:
-                return why
-            pod = echo.get("pod") or ""
-            if expect.get("backend") is not None and not pod.startswith(expect["backend"]):
-                return "answered by pod %s, want %s" % (pod, expect["backend"])
-            if expect.get("namespace") is not None and echo.get("namespace") != expect["namespace"]:
-                return "answered from namespace %s, want %s" % (echo.get("namespace"),
-                                                                expect["namespace"])
-            br = expect.get("backendRequest") or {}
-            for field in ("method", "path", "host"):
-                if br.get(field) is not None and echo.get(field) != br[field]:
-                    return "backend saw %s %r, want %r" % (field, echo.get(field), br[field])
-            seen = header_map((n, v) for n, values in (echo.get("headers") or {}).items()
-                              for v in values)
-            why = check_headers("backend request", seen, br.get("headers"),
-                                br.get("absentHeaders"))
+        if any(k in expect for k in ("backend", "namespace", "backendRequest")):
+            echo, not_echo = backend_view(case, response)
+            why = compare_backend(expect, echo)
             if why:
-                return why
+                return "%s (%s)" % (why, not_echo) if not_echo else why
         why = check_headers("response", header_map(response.headers),
-                            expect.get("responseHeaders"), expect.get("absentResponseHeaders"))
+                            expect.get("responseHeaders"), expect.get("absentResponseHeaders"),
+                            expect.get("responseHeadersAnyOf"), expect.get("ignoreWhitespace"))
         if why:
             return why
     redirect = expect.get("redirect")
@@ -378,22 +514,118 @@ def compare(case, response):
     return None
 
 
+def set_query_param(path, name, value):
+    """`path` with query parameter `name` set to `value`, the query re-encoded with its keys
+    sorted, as Go's url.Values Encode does (extended/README.md, uniqueQueryParam)."""
+    base, _, query = path.partition("?")
+    pairs = [(k, v) for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if k != name]
+    pairs.append((name, value))
+    pairs.sort(key=lambda kv: kv[0])
+    return base + "?" + urllib.parse.urlencode(pairs)
+
+
+def with_query_param(case, name, value):
+    """A copy of the case with `name`=`value` in request.path and expect.backendRequest.path."""
+    case = copy.deepcopy(case)
+    case["request"]["path"] = set_query_param(case["request"]["path"], name, value)
+    expected = case["expect"].get("backendRequest") or {}
+    if expected.get("path"):
+        expected["path"] = set_query_param(expected["path"], name, value)
+    return case
+
+
+def new_request_id():
+    return str(uuid.uuid4())  # as Go's uuid.NewString()
+
+
+def websocket_exchange(case, target, timeout):
+    """One `ws` attempt (extended/README.md section 1): the RFC 6455 opening handshake (101 and
+    the right Sec-WebSocket-Accept), then each expect.websocketEcho message sent and its echo
+    read, then a close. None, or why it failed; RequestError when there was no answer."""
+    request = case["request"]
+    options = request.get("websocket") or {}
+    key = base64.b64encode(os.urandom(16)).decode()
+    head = ["GET %s HTTP/1.1" % request["path"],
+            "Host: " + (request.get("host") or target.default_host()), "Upgrade: websocket",
+            "Connection: Upgrade", "Sec-WebSocket-Key: " + key, "Sec-WebSocket-Version: 13"]
+    if options.get("origin"):
+        head.append("Origin: " + options["origin"])
+    if options.get("subprotocol"):
+        head.append("Sec-WebSocket-Protocol: " + options["subprotocol"])
+    head += ["%s: %s" % (canonical(n), v) for n, v in (request.get("headers") or {}).items()]
+    where = where_of(target.ip, target.port)
+    with request_errors(where, timeout):
+        sock = socket.create_connection((target.ip, target.port), timeout=timeout)
+        with sock, sock.makefile("rb") as stream:
+            def read_exactly(n):
+                data = stream.read(n)
+                if len(data) != n:
+                    raise EOFError("the connection closed inside a WebSocket frame")
+                return data
+            sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+            status_line = stream.readline().decode("latin-1").split(None, 2)
+            if len(status_line) < 2 or not status_line[1].isdigit():
+                raise http.client.RemoteDisconnected()
+            headers = http.client.parse_headers(stream)
+            if int(status_line[1]) != 101:
+                return "handshake answered %s, want 101 Switching Protocols" % status_line[1]
+            if (headers.get("Sec-WebSocket-Accept") or "").strip() != websocket_accept(key):
+                return "handshake Sec-WebSocket-Accept %r, want %r" % (
+                    headers.get("Sec-WebSocket-Accept"), websocket_accept(key))
+            for message in case["expect"].get("websocketEcho", []):
+                text = message["type"] == "text"
+                payload = message["text"].encode() if text else bytes(message["bytes"])
+                sock.sendall(websocket_frame(WS_TEXT if text else WS_BINARY, payload, mask=True))
+                echoed = read_websocket_message(sock, read_exactly)
+                if echoed != payload:
+                    return "sent %r, the echo was %r" % (payload[:80], echoed[:80])
+            sock.sendall(websocket_frame(WS_CLOSE, (1000).to_bytes(2, "big"), mask=True))
+    return None
+
+
+def read_websocket_message(sock, read_exactly):
+    """The payload of the next data message (fragments joined; pings answered)."""
+    parts = []
+    while True:
+        fin, opcode, payload = parse_websocket_frame(read_exactly)
+        if opcode == WS_PING:
+            sock.sendall(websocket_frame(WS_PONG, payload, mask=True))
+            continue
+        if opcode == WS_PONG:
+            continue
+        if opcode == WS_CLOSE:
+            raise EOFError("the server closed the WebSocket (%r)" % payload[:2])
+        parts.append(payload)
+        if fin:
+            return b"".join(parts)
+
+
 # ---------------------------------------------------------------------------------------------
 # Running cases
 
 
 class CaseRunner:
-    """Runs the cases of one phase (a file's cases, or a followUp's) against one gateway."""
+    """Runs the cases of one phase (a file's cases, or a followUp's) against one gateway; `echo`
+    (echo_backend.EchoServers) answers the request-record queries of the mirror cases. When the
+    phase's status checks failed (`settling` false), the configuration had --status-deadline to
+    converge already: no case gets more than --min-window."""
 
-    def __init__(self, args, addresses, gateway):
+    def __init__(self, args, addresses, gateway, echo=None, settling=True):
         self.args = args
         self.addresses = addresses
         self.gateway = gateway
-        self.settle_deadline = time.monotonic() + args.consistency_timeout
+        self.echo = echo
+        self.settle_deadline = time.monotonic() + (args.consistency_timeout if settling else 0)
         self.refused = {}  # (ip, port) -> reason, once a whole window saw only refusals
 
     def attempt(self, case, target):
+        """(None or why the try failed, whether the connection was refused)."""
+        unique = case["request"].get("uniqueQueryParam")
+        if unique and unique.get("regenerate") == "perAttempt":
+            case = with_query_param(case, unique["name"], new_request_id())
         try:
+            if target.scheme == "ws":
+                return websocket_exchange(case, target, self.args.request_timeout), False
             response = send_case(case, target, self.args.request_timeout)
         except RequestError as e:
             return str(e), e.refused
@@ -404,8 +636,12 @@ class CaseRunner:
         target = Target(case, self.addresses)
         if target.ip is None:
             return FAIL, "target Gateway %s is not among the file's Gateways" % target.gateway
-        if target.scheme != "http":
-            return SKIP, "scheme %s is out of scope (TLS issue)" % target.scheme
+        why = case_unsupported(case)
+        if why:
+            return FAIL, why
+        unique = case["request"].get("uniqueQueryParam")
+        if unique and unique.get("regenerate") == "perCase":
+            case = with_query_param(case, unique["name"], new_request_id())
         key = (target.ip, target.port)
         start = time.monotonic()
         deadline = max(self.settle_deadline, start + self.args.min_window)
@@ -431,17 +667,72 @@ class CaseRunner:
         # Converged: the configuration is in place; later failures need no long window.
         self.settle_deadline = min(self.settle_deadline, time.monotonic())
         self.refused.pop(key, None)
-        if "distribution" in case:
-            why = self.distribution(case, target, case["distribution"])
-            if why:
-                return FAIL, why
-        if "repeat" in case:
-            why = self.repeat(case, target, case["repeat"])
+        # What some cases check once they pass: (where the spec is, its field, the check).
+        for spec, field, check in ((case["expect"], "mirroredTo", self.mirrored),
+                                   (case, "distribution", self.distribution),
+                                   (case, "repeat", self.repeat),
+                                   (case, "mirrorDistribution", self.mirror_distribution)):
+            why = check(case, target, spec[field], start) if field in spec else None
             if why:
                 return FAIL, why
         return PASS, ""
 
-    def distribution(self, case, target, spec):
+    def mirrored(self, case, _target, mirrors, since):
+        """expect.mirroredTo: each listed backend recorded the case's request URI within
+        --mirror-window seconds of `since` (the case's first attempt)."""
+        uri = case["request"]["path"]
+        deadline = since + self.args.mirror_window
+        while True:
+            missing = ["%s/%s" % (m["namespace"], m["backend"]) for m in mirrors
+                       if not self.echo.recorded(uri, m["backend"], m["namespace"])]
+            if not missing:
+                return None
+            if time.monotonic() >= deadline:
+                return "no mirrored copy of %s reached %s within %.0fs" % (
+                    uri, ", ".join(missing), self.args.mirror_window)
+            time.sleep(0.1)
+
+    def until_passes(self, case, target, timeout):
+        """None once one attempt of the case passes, else the last reason after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            why, _ = self.attempt(case, target)
+            if why is None or time.monotonic() >= deadline:
+                return why
+            time.sleep(0.1)
+
+    def mirror_distribution(self, case, target, spec, _since=None):
+        """The README's `mirrorDistribution` check (httproute-request-percentage-mirror.json)."""
+        n, name = spec["requestsPerRound"], spec["uniqueQueryParam"]["name"]
+        last = None
+        for round_number in range(1, spec["rounds"] + 1):
+            this = with_query_param(case, name, new_request_id())
+            start = time.monotonic()
+            with concurrent.futures.ThreadPoolExecutor(spec.get("concurrency", 1)) as pool:
+                errors = [why for why in pool.map(
+                    lambda _: self.until_passes(this, target, self.args.consistency_timeout),
+                    range(n)) if why]
+            if errors:
+                return "mirrorDistribution round %d: %d of %d requests never passed (first: %s)" % (
+                    round_number, len(errors), n, errors[0])
+            # Each round has its own URI: late copies of an earlier round are never counted, so
+            # pauseAfterFailedRound is not needed.
+            problems = []
+            for mirror in spec["mirrors"]:
+                got = self.echo.recorded(this["request"]["path"], mirror["backend"],
+                                         mirror["namespace"], since=start)
+                p = mirror["percent"] / 100.0
+                band = spec["toleranceStdDevs"] * math.sqrt(n * p * (1 - p))
+                if abs(got - n * p) > band:
+                    problems.append("%s got %d copies of %d requests, want %.0f +- %.1f" % (
+                        mirror["backend"], got, n, n * p, band))
+            if not problems:
+                return None
+            last = "round %d: %s" % (round_number, "; ".join(problems))
+        return "mirrorDistribution: no round of %d within the band; last %s" % (spec["rounds"],
+                                                                             last)
+
+    def distribution(self, case, target, spec, _since=None):
         """The README's `distribution` check (httproute-weight.json)."""
         total = spec["totalRequests"]
         weights = spec["expectedWeights"]
@@ -489,7 +780,7 @@ class CaseRunner:
             last = "distribution: " + "; ".join(problems)
         return last
 
-    def repeat(self, case, target, spec):
+    def repeat(self, case, target, spec, _since=None):
         """The README's `repeat` check (backendHeaderMatchesPod)."""
         if spec.get("assertion") != "backendHeaderMatchesPod":
             return "unknown repeat assertion %s" % spec.get("assertion")
@@ -543,6 +834,9 @@ class FileResult:
         self.results = []  # [(description, outcome, reason)]
         self.error = None
         self.skipped = None  # reason the whole file was skipped
+        self.not_run = None  # (strict mode) why the file cannot pass, so it was not run
+        self.seconds = 0.0  # how long it ran
+        self.counts = (0, 0)  # (cases, status checks) of a file not run
 
 
 def kind_of(description):
@@ -550,14 +844,31 @@ def kind_of(description):
     return "case" if " case: " in " " + description else "status"
 
 
-def run_file(path, args, base, secrets, pods, slot):
+def standins(pods):
+    """{namespace: [(pod, address, port)]} of the echo pods that are served (namespacesReady)."""
+    out = collections.defaultdict(list)
+    for p in pods:
+        if p.served:
+            out[p.namespace].append((p.name, p.v4, p.port))
+    return dict(out)
+
+
+def run_file(path, args, base, secrets, pods, slot, echo=None):
     name = os.path.basename(path)
     result = FileResult(name)
     test = load_json(path)
-    reason = https_reason(test)
-    if reason:
-        result.skipped = "HTTPS is out of scope here (TLS issue): %s" % reason
-        return result
+    if args.strict:
+        reason = unsupported_reason(test)
+        if reason and not args.try_unsupported:
+            result.not_run = reason
+            result.counts = (len(all_cases(test)), sum(len(c) for _, c, _, _ in test_phases(test)))
+            return result
+    else:
+        reason = https_reason(test)
+        if reason:
+            result.skipped = "HTTPS is out of scope here (TLS issue): %s" % reason
+            return result
+    started = time.monotonic()
     workdir = tempfile.mkdtemp(prefix="portico-conformance-")
     with LIVE_LOCK:
         WORKDIRS.add(workdir)
@@ -581,23 +892,16 @@ def run_file(path, args, base, secrets, pods, slot):
             snapshot=False, log_level=args.gateway_log_level,
             advertise=sorted(set(addresses.values())), workers=args.workers))
         procs.append(gateway)
-        phases = [("", test.get("statusChecks", []), [], test.get("cases", []))]
-        for i, follow in enumerate(test.get("followUps", [])):
-            phases.append(("followUp %d (%s): " % (i + 1, follow.get("name", "")),
-                           follow.get("statusChecks", []), follow.get("actions", []),
-                           follow.get("cases", [])))
+        context = CheckContext(base["manifests"] + test.get("manifests", []), standins(pods),
+                               secrets)
         seen_checks, seen_cases = {}, {}
-        for label, checks, actions, cases in phases:
-            for action in actions:
-                error = perform(action, controller.admin)
-                if error:
-                    result.results.append((label + "action", FAIL, error))
-            outcomes = poll_checks(checks, controller.admin,
-                                   time.monotonic() + args.status_deadline)
-            for description, (outcome, why) in zip(
-                    unique_descriptions(label + "status: ", checks, seen_checks), outcomes):
-                result.results.append((description, outcome, why))
-            runner = CaseRunner(args, addresses, gateway)
+        for label, checks, actions, cases in test_phases(test):
+            phase = run_phase(label, checks, actions, controller.admin,
+                              time.monotonic() + args.status_deadline, seen_checks, context,
+                              check_label="status: ")
+            result.results += phase
+            runner = CaseRunner(args, addresses, gateway, echo,
+                                settling=all(outcome != FAIL for _, outcome, _ in phase))
             for case in cases:
                 description = label + "case: " + case["name"]
                 seen_cases[description] = seen_cases.get(description, 0) + 1
@@ -616,6 +920,7 @@ def run_file(path, args, base, secrets, pods, slot):
             print("  (kept %s for %s)" % (workdir, name), file=sys.stderr)
         else:
             shutil.rmtree(workdir, ignore_errors=True)
+        result.seconds = time.monotonic() - started
     return result
 
 
@@ -653,6 +958,12 @@ def parse_args():
                         help="print failures only when --expected-failures does not list them")
     parser.add_argument("--no-netns", action="store_true",
                         help="run in the current network namespace (needs root for port 80)")
+    parser.add_argument("--mirror-window", type=float, default=10.0,
+                        help="seconds after a mirror case's first attempt for its copies to be "
+                        "recorded (default 10, upstream's)")
+    parser.add_argument("--try-unsupported", action="store_true",
+                        help="strict mode: run the files unsupported_reason() names too (their "
+                        "unsupported cases fail with the reason)")
     parser.add_argument("files", nargs="*", help="only these test files (names)")
     return parser.parse_args()
 
@@ -678,11 +989,15 @@ def enter_network(args):
 
 
 def main():
+    started = time.monotonic()
     args = parse_args()
-    if not os.path.isdir(args.conformance_dir):
+    try:
+        base = load_base(args.conformance_dir)
+    except OSError as e:
         print("SKIP: conformance data not found at %s (it lives in ../shared/conformance/"
-              "gateway-api next to the repository)" % args.conformance_dir)
+              "gateway-api next to the repository): %s" % (args.conformance_dir, e))
         return SKIP_EXIT
+    args.strict = len(base["layers"]) > 1
     if shutil.which("openssl") is None:
         print("SKIP: the openssl command is needed to generate the TLS Secrets")
         return SKIP_EXIT
@@ -691,19 +1006,24 @@ def main():
         return status
 
     Outcome.with_gateway = True
-    base = load_json(os.path.join(args.conformance_dir, "_base.json"))
     pods = plan_pods(base)
+    served = [p for p in pods if p.served]
     if portico_procs.in_private_network():
         try:
             portico_procs.bring_up_loopback()
-            portico_procs.bring_up_loopback([p.v6 for p in pods])
+            portico_procs.bring_up_loopback([p.v6 for p in served])
             args.ipv6 = True
         except subprocess.CalledProcessError as e:
             print("NOTE: no IPv6 echo addresses (%s): IPv6 EndpointSlices stay empty" %
                   (e.stderr or b"").decode(errors="replace").strip())
+    not_served = collections.Counter("%s/%s (%s)" % (p.namespace, p.deployment, p.server)
+                                     for p in pods if not p.served)
+    if not_served:
+        print("NOTE: not started (the runner implements only the HTTP echo server): %s" %
+              ", ".join("%s x%d" % kv for kv in sorted(not_served.items())))
     echo = echo_backend.EchoServers(
-        [echo_backend.EchoPod(p.v4, p.port, p.namespace, p.name) for p in pods] +
-        ([echo_backend.EchoPod(p.v6, p.port, p.namespace, p.name) for p in pods]
+        [echo_backend.EchoPod(p.v4, p.port, p.namespace, p.name) for p in served] +
+        ([echo_backend.EchoPod(p.v6, p.port, p.namespace, p.name) for p in served]
          if args.ipv6 else []))
     try:
         echo.start()
@@ -724,11 +1044,15 @@ def main():
     files = list_test_files(args.conformance_dir)
     if args.files:
         files = [f for f in files if f in set(args.files)]
-    secrets_dir = tempfile.mkdtemp(prefix="portico-conformance-secrets-")
-    try:
-        secrets = generated_secrets(base, secrets_dir)
-    finally:
-        shutil.rmtree(secrets_dir, ignore_errors=True)
+    paths = [os.path.join(args.conformance_dir, f) for f in files]
+    secrets = []
+    if args.try_unsupported or not args.strict or not all(
+            unsupported_reason(load_json(p)) for p in paths):
+        secrets_dir = tempfile.mkdtemp(prefix="portico-conformance-secrets-")
+        try:
+            secrets = generated_secrets(base, secrets_dir)
+        finally:
+            shutil.rmtree(secrets_dir, ignore_errors=True)
 
     slots = queue.Queue()
     jobs = max(1, min(args.jobs, 250))
@@ -738,29 +1062,40 @@ def main():
     def run(path):
         slot = slots.get()
         try:
-            return run_file(path, args, base, secrets, pods, slot)
+            return run_file(path, args, base, secrets, pods, slot, echo)
         finally:
             slots.put(slot)
 
-    paths = [os.path.join(args.conformance_dir, f) for f in files]
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
             runs = list(pool.map(run, paths))
     finally:
         echo.stop()
-    return report(runs, args)
+    return report(runs, args, time.monotonic() - started)
 
 
-def report(runs, args):
+def report(runs, args, elapsed):
     expected = load_expected(args.expected_failures) if args.expected_failures else None
     files = {PASS: 0, FAIL: 0, SKIP: 0}
     totals = {(k, o): 0 for k in ("case", "status") for o in (PASS, FAIL, SKIP)}
-    failing, unexpected, now_passing = [], [], []
-    refused = 0
+    failing, unexpected, now_passing = [], [], []  # failing: [(key, reason)]
+    refused = not_run_cases = not_run_checks = 0
     for run in runs:
         if run.skipped:
             files[SKIP] += 1
             print("SKIP %s: %s" % (run.name, run.skipped))
+            continue
+        if run.not_run:
+            files[FAIL] += 1
+            not_run_cases += run.counts[0]
+            not_run_checks += run.counts[1]
+            failing.append((run.name, run.not_run))
+            listed = expected is not None and run.name in expected
+            if expected is not None and not listed:
+                unexpected.append(run.name)
+            print("FAIL%s %s: not run (%d cases, %d status checks): %s" % (
+                "" if expected is None else (" (expected)" if listed else " (NEW)"),
+                run.name, run.counts[0], run.counts[1], run.not_run))
             continue
         results = list(run.results)
         if run.error:
@@ -770,18 +1105,20 @@ def report(runs, args):
             totals[k] += v
         failed = any(o == FAIL for _, o, _ in results)
         files[FAIL if failed else PASS] += 1
+        if not failed and expected is not None and run.name in expected:
+            now_passing.append(run.name)
 
         def ratio(kind):
             n = sum(counts[(kind, o)] for o in (PASS, FAIL, SKIP))
             return "%d/%d" % (counts[(kind, PASS)], n)
-        print("%s %s: %s cases, %s status checks passed%s" % (
+        print("%s %s: %s cases, %s status checks passed%s (%.1f s)" % (
             "FAIL" if failed else "PASS", run.name, ratio("case"), ratio("status"),
-            "; run failed" if run.error else ""))
+            "; run failed" if run.error else "", run.seconds))
         for description, outcome, reason in results:
             key = "%s: %s" % (run.name, description)
             listed = expected is not None and (key in expected or run.name in expected)
             if outcome == FAIL:
-                failing.append(key)
+                failing.append((key, reason))
                 refused += "connection refused" in reason
                 if expected is not None and not listed:
                     unexpected.append(key)
@@ -795,18 +1132,17 @@ def report(runs, args):
                 now_passing.append(key)
 
     if args.write_expected_failures:
-        with open(args.write_expected_failures, "w") as f:
-            f.write("# Gateway API conformance failures today, one 'file: case|status: ...' per "
-                    "line.\n# Remove lines as features land; the test fails on any failure not "
-                    "listed here.\n")
-            for key in sorted(failing):
-                f.write(key + "\n")
+        write_expected_failures(args.write_expected_failures, failing)
     if refused:
         print("note: %d failures were connection refused: the gateway did not listen on its "
               "Gateways' addresses (data plane not serving?)" % refused)
-    print("cases: %d passed, %d failed, %d skipped; status checks: %d passed, %d failed" % (
+    totals[("case", FAIL)] += not_run_cases
+    totals[("status", FAIL)] += not_run_checks
+    print("cases: %d passed, %d failed, %d skipped; status checks: %d passed, %d failed%s" % (
         totals[("case", PASS)], totals[("case", FAIL)], totals[("case", SKIP)],
-        totals[("status", PASS)], totals[("status", FAIL)]))
+        totals[("status", PASS)], totals[("status", FAIL)],
+        " (%d cases and %d status checks of them in files not run)" % (
+            not_run_cases, not_run_checks) if not_run_cases or not_run_checks else ""))
     if expected is not None:
         print("expected failures: %d failing, %d of them listed, %d new; %d listed now pass" % (
             len(failing), len(failing) - len(unexpected), len(unexpected), len(now_passing)))
@@ -815,8 +1151,21 @@ def report(runs, args):
         exit_code = 1 if unexpected else 0
     else:
         exit_code = 1 if files[FAIL] else 0
+    print("wall time: %.1f s" % elapsed)
     print("%d passed, %d failed, %d skipped" % (files[PASS], files[FAIL], files[SKIP]))
     return exit_code
+
+
+def write_expected_failures(path, failing):
+    """The failures as an expected-failures file, each after a '#' line with its reason."""
+    with open(path, "w") as f:
+        f.write("# Gateway API conformance failures today, one 'file: case|status: ...' (or a bare "
+                "'file' for all\n# of its failures) per line, its reason on the line above. "
+                "Remove lines as features land;\n# the test fails on any failure not listed "
+                "here.\n")
+        for key, reason in sorted(failing):
+            reason = re.sub(r" \(for [0-9.]+s\)$", "", " ".join(reason.split()))
+            f.write("\n# %s\n%s\n" % (reason[:200], key))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Tests of the conformance runner's own pieces, without any portico process.
 
-The echo backend (echo_backend.py) on real loopback sockets (port 0), the HTTP client and the
-expectation logic of run_conformance.py (compare, CaseRunner, distribution), the config
-rewriting (Gateway addresses, selector EndpointSlices, runtimeSetup), the HTTPS classification
-and the skip paths of the runner's command line.
+The echo backend (echo_backend.py) on real loopback sockets (port 0: request record, /retry/,
+/ws), the HTTP and WebSocket client and the expectation logic of run_conformance.py (compare,
+CaseRunner, distribution, uniqueQueryParam, mirroredTo, mirrorDistribution), the config
+rewriting (Gateway addresses, selector EndpointSlices, runtimeSetup), base layering, the
+status checks and actions of extended/README.md against a fake admin API (conformance_data),
+the HTTPS and unsupported-file classification and the skip/not-run paths of the command line.
 
 Run: run_conformance_test.py [--conformance-dir DIR] [unittest args]. The data-dependent tests
 skip when DIR is absent. Only the Python 3 standard library.
@@ -152,6 +154,72 @@ class EchoBackendTest(unittest.TestCase):
         _, data = self.request("GET", "/", [("Host", "h")], pod=pod)
         self.assertEqual(json.loads(data)["pod"], "svc-b-y-2")
 
+    def test_request_record(self):
+        before = time.monotonic()
+        self.request("GET", "/rec?id=1", [("Host", "h")])
+        self.request("GET", "/rec?id=1", [("Host", "h")])
+        self.assertEqual(self.pod.recorded("/rec?id=1"), 2)
+        self.assertEqual(self.pod.recorded("/rec?id=1", since=time.monotonic()), 0)
+        self.assertEqual(self.pod.recorded("/rec"), 0)  # the exact URI only
+        self.assertEqual(self.servers.recorded("/rec?id=1", "svc-a", "ns-a", since=before), 2)
+        self.assertEqual(self.servers.recorded("/rec?id=1", "svc-a", "ns-b"), 0)
+
+    def test_retry_endpoint(self):
+        response, data = self.request("GET", "/retry/x?succeedAfter=1", [("Host", "h")])
+        self.assertEqual((response.status, data), (400, b"uuid is required\n"))
+        response, _ = self.request("GET", "/retry/x?uuid=u0&succeedAfter=two", [("Host", "h")])
+        self.assertEqual(response.status, 400)
+        uri = "/retry/x?uuid=u1&succeedAfter=2&responseCode=503"
+        for _ in range(2):
+            response, data = self.request("GET", uri, [("Host", "h")])
+            self.assertEqual((response.status, data), (503, b""))
+            self.assertIsNone(response.getheader("Content-Type"))  # no JSON: not the echo's
+        self.assertEqual(self.pod.recorded(uri), 0)  # failing attempts are not recorded
+        response, data = self.request("GET", uri, [("Host", "h")])
+        self.assertEqual((response.status, json.loads(data)["path"]), (200, uri))
+        self.assertEqual(self.pod.recorded(uri), 1)
+        start = time.monotonic()
+        response, _ = self.request("GET", "/retry/x?uuid=u2&succeedAfter=1&delayRetry=200ms"
+                                   "&responseCode=500", [("Host", "h")])
+        self.assertEqual(response.status, 500)
+        self.assertGreaterEqual(time.monotonic() - start, 0.19)
+
+    def test_retry_without_response_code_resets(self):
+        uri = "/retry/x?uuid=reset&succeedAfter=1"
+        with self.assertRaises((ConnectionResetError, http.client.RemoteDisconnected)):
+            self.request("GET", uri, [("Host", "h")])
+        response, _ = self.request("GET", uri, [("Host", "h")])
+        self.assertEqual(response.status, 200)
+
+    def test_websocket_handshake_rules(self):
+        upgrade = [("Host", "h"), ("Upgrade", "websocket"), ("Connection", "Upgrade"),
+                   ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+                   ("Sec-WebSocket-Version", "13")]
+        self.assertEqual(self.request("GET", "/ws", [("Host", "h")])[0].status, 400)
+        self.assertEqual(self.request("GET", "/ws", upgrade)[0].status, 403)  # no Origin
+        self.assertEqual(self.request("GET", "/ws", upgrade + [("Origin", "bad\x01")])[0].status,
+                         403)
+        self.assertTrue(echo_backend.origin_parses("ws://gateway/<Go test name>"))
+        self.assertTrue(echo_backend.origin_parses("/local"))
+        self.assertFalse(echo_backend.origin_parses("gateway"))
+        self.assertEqual(echo_backend.websocket_accept("dGhlIHNhbXBsZSBub25jZQ=="),
+                         "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")  # RFC 6455 section 1.3
+
+    def test_websocket_frames(self):
+        for payload, mask in ((b"", True), (b"x" * 125, False), (b"y" * 70000, True)):
+            frame = echo_backend.websocket_frame(echo_backend.WS_BINARY, payload, mask)
+            stream = iter([frame])
+            buffer = bytearray()
+
+            def read_exactly(n):
+                while len(buffer) < n:
+                    buffer.extend(next(stream))
+                out = bytes(buffer[:n])
+                del buffer[:n]
+                return out
+            self.assertEqual(echo_backend.parse_websocket_frame(read_exactly),
+                             (True, echo_backend.WS_BINARY, payload))
+
     def test_bind_failure_names_the_pod(self):
         clash = echo_backend.EchoServers([echo_backend.EchoPod("127.0.0.1", self.pod.port, "n",
                                                                "clash-a-b")])
@@ -216,6 +284,37 @@ class CompareTest(unittest.TestCase):
         self.assertIn("X-Remove", rc.compare(c, echo_response(
             response_headers=[("X-Set", "v"), ("X-Remove", "1")])))
 
+    def test_answers_that_are_not_the_echo_backends(self):
+        # A CORS preflight the gateway answers itself (extended/README.md section 3).
+        c = case("/cors", {"statusAnyOf": [200, 204], "backend": None, "namespace": "",
+                           "backendRequest": {"method": "OPTIONS", "path": "", "host": None},
+                           "responseHeadersAnyOf": {"access-control-allow-methods":
+                                                    ["GET, OPTIONS", "OPTIONS, GET"]},
+                           "ignoreWhitespace": True}, method="OPTIONS")
+        own = rc.Response(204, [("Access-Control-Allow-Methods", "OPTIONS,GET")], b"", "u")
+        self.assertIsNone(rc.compare(c, own))
+        forwarded = echo_response(method="OPTIONS", response_headers=[
+            ("Access-Control-Allow-Methods", "GET, OPTIONS")])
+        self.assertIn("want an answer that is not the echo's", rc.compare(c, forwarded))
+        wrong = rc.Response(200, [("Access-Control-Allow-Methods", "PUT")], b"", "u")
+        self.assertIn("want one of ['GET, OPTIONS', 'OPTIONS, GET']", rc.compare(c, wrong))
+        self.assertIn("lacks header", rc.compare(c, rc.Response(204, [], b"", "u")))
+        # A case that wants the echo backend names what answered instead.
+        echo = case("/", {"status": 200, "backend": "infra-backend-v1"})
+        why = rc.compare(echo, rc.Response(200, [("Content-Type", "text/html")], b"<p>", "u"))
+        self.assertIn("answered by pod ''", why)
+        self.assertIn("not the echo backend's answer (Content-Type 'text/html'", why)
+
+    def test_response_headers_any_of(self):
+        c = case(expect={"status": 200, "responseHeadersAnyOf": {"X-O": ["a", "*"]}})
+        self.assertIsNone(rc.compare(c, echo_response(response_headers=[("x-o", "*")])))
+        self.assertIn("want one of", rc.compare(c, echo_response(response_headers=[("X-O", "b")])))
+        spaced = case(expect={"status": 200, "responseHeaders": {"X-L": "a, b"}})
+        self.assertIn("is 'a,b'", rc.compare(spaced, echo_response(response_headers=[
+            ("X-L", "a,b")])))
+        spaced["expect"]["ignoreWhitespace"] = True
+        self.assertIsNone(rc.compare(spaced, echo_response(response_headers=[("X-L", "a,b")])))
+
     def test_redirect(self):
         def location(loc, status=302, url="http://127.1.0.1/orig"):
             return rc.Response(status, [("Location", loc)], b"", url)
@@ -250,13 +349,14 @@ class ClientTest(unittest.TestCase):
 
     def args(self, **overrides):
         values = {"consistency_timeout": 0.5, "min_window": 0.3, "consistency_passes": 3,
-                  "request_timeout": 5.0}
+                  "request_timeout": 5.0, "mirror_window": 0.3}
         values.update(overrides)
         return types.SimpleNamespace(**values)
 
-    def runner(self, **overrides):
+    def runner(self, echo=None, **overrides):
         gateway = types.SimpleNamespace(check_alive=lambda: None)
-        return rc.CaseRunner(self.args(**overrides), {NS + "/gw": "127.0.0.1"}, gateway)
+        return rc.CaseRunner(self.args(**overrides), {NS + "/gw": "127.0.0.1"}, gateway,
+                             echo or self.servers)
 
     def at(self, c, port):
         c = copy.deepcopy(c)
@@ -311,13 +411,116 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(outcome, rc.FAIL)
         self.assertLess(time.monotonic() - start, 0.3)
 
-    def test_unknown_gateway_and_https(self):
+    def test_unknown_gateway_and_unsupported_cases(self):
         c = case("/")
         c["target"]["gateway"] = "x/y"
         self.assertIn("not among", self.runner().run(c)[1])
-        c = case("/")
-        c["target"]["scheme"] = "https"
-        self.assertEqual(self.runner().run(c)[0], rc.SKIP)
+        for scheme, why in (("https", "needs HTTPS listeners"), ("grpc", "no gRPC client"),
+                            ("udp", "UDPRoute")):
+            c = case("/")
+            c["target"]["scheme"] = scheme
+            outcome, reason = self.runner().run(c)
+            self.assertEqual(outcome, rc.FAIL)  # never skipped
+            self.assertIn(why, reason)
+        h2c = case("/", protocol="H2C_PRIOR_KNOWLEDGE")
+        self.assertIn("H2C_PRIOR_KNOWLEDGE", self.runner().run(h2c)[1])
+
+    def test_unique_query_param(self):
+        self.assertEqual(rc.set_query_param("/p", "uuid", "u-1"), "/p?uuid=u-1")
+        self.assertEqual(rc.set_query_param("/r?responseCode=500&succeedAfter=2", "uuid", "u"),
+                         "/r?responseCode=500&succeedAfter=2&uuid=u")
+        self.assertEqual(rc.set_query_param("/r?z=1&a=b%20c&uuid=old", "uuid", "new"),
+                         "/r?a=b+c&uuid=new&z=1")  # keys sorted, as Go's url.Values.Encode
+        c = case("/p?a=1", {"status": 200, "backendRequest": {"path": "/p?a=1"}})
+        with_id = rc.with_query_param(c, "id", "x")
+        self.assertEqual(with_id["request"]["path"], "/p?a=1&id=x")
+        self.assertEqual(with_id["expect"]["backendRequest"]["path"], "/p?a=1&id=x")
+        self.assertEqual(c["request"]["path"], "/p?a=1")  # a copy
+        self.assertEqual(len(rc.new_request_id()), 36)
+
+    def test_retry_cases_get_a_request_id_per_attempt(self):
+        # Each attempt starts a new uuid at the /retry/ endpoint: always its first failure.
+        fails = case("/retry/x?responseCode=500&succeedAfter=1", {"status": 500},
+                     uniqueQueryParam={"name": "uuid", "regenerate": "perAttempt"})
+        fails = self.at(fails, self.pod.port)
+        self.assertEqual(self.runner().run(fails), (rc.PASS, ""))
+        succeeds = self.at(case("/retry/x?succeedAfter=0", {
+            "status": 200, "backend": "infra-backend-v1", "backendRequest": {
+                "path": "/retry/x?succeedAfter=0"}},
+            uniqueQueryParam={"name": "uuid", "regenerate": "perAttempt"}), self.pod.port)
+        self.assertEqual(self.runner().run(succeeds), (rc.PASS, ""))
+        # One uuid for the whole case: the second attempt succeeds, so 500 x3 never happens.
+        per_case = copy.deepcopy(fails)
+        per_case["request"]["uniqueQueryParam"]["regenerate"] = "perCase"
+        outcome, reason = self.runner().run(per_case)
+        self.assertEqual(outcome, rc.FAIL)
+        self.assertIn("status 200, want 500", reason)
+
+    def test_mirrored_to(self):
+        # The echo pod records the request itself, so it stands for a mirror here.
+        c = self.at(case("/mirror", {"status": 200, "backend": "infra-backend-v1",
+                                     "backendRequest": {"path": "/mirror"},
+                                     "mirroredTo": [{"backend": "infra-backend-v1",
+                                                     "namespace": NS}]},
+                         uniqueQueryParam={"name": "request-id", "regenerate": "perCase"}),
+                    self.pod.port)
+        self.assertEqual(self.runner().run(c), (rc.PASS, ""))
+        c["expect"]["mirroredTo"].append({"backend": "infra-backend-v2", "namespace": NS})
+        outcome, reason = self.runner().run(c)
+        self.assertEqual(outcome, rc.FAIL)
+        self.assertRegex(reason, r"no mirrored copy of /mirror\?request-id=[-0-9a-f]{36} reached "
+                         "%s/infra-backend-v2 within 0s" % NS)
+
+    def test_mirror_distribution(self):
+        spec = {"rounds": 2, "requestsPerRound": 20, "concurrency": 4,
+                "uniqueQueryParam": {"name": "request-id", "regenerate": "perRound"},
+                "mirrors": [{"backend": "infra-backend-v2", "namespace": NS, "percent": 50}],
+                "toleranceStdDevs": 3.0, "pauseAfterFailedRound": "2s"}
+        c = self.at(case("/pm", {"status": 200, "backendRequest": {"path": "/pm"}}),
+                    self.pod.port)
+        target = rc.Target(c, {NS + "/gw": "127.0.0.1"})
+        queries = []
+
+        class Record:  # a stand-in for the mirror pods' request record
+            def __init__(self, copies):
+                self.copies = copies
+
+            def recorded(self, uri, deployment, namespace, since=None):
+                queries.append((uri, deployment, namespace, since))
+                return self.copies
+        for copies, ok in ((10, True), (4, True), (3, False), (16, True), (17, False)):
+            why = self.runner(Record(copies)).mirror_distribution(c, target, spec)
+            self.assertEqual(why is None, ok, (copies, why))  # 10 +- 3 * sqrt(5) = 6.7
+        self.assertIn("no round of 2 within the band; last round 2: infra-backend-v2 got 3 "
+                      "copies of 20 requests, want 10 +- 6.7",
+                      self.runner(Record(3)).mirror_distribution(c, target, spec))
+        uri, deployment, namespace, since = queries[0]
+        self.assertRegex(uri, r"^/pm\?request-id=[-0-9a-f]{36}$")
+        self.assertEqual(self.pod.recorded(uri), 20)  # every request of the round went out
+        self.assertEqual((deployment, namespace), ("infra-backend-v2", NS))
+        self.assertIsNotNone(since)
+
+    def websocket_case(self, origin="ws://gateway/test"):
+        return self.at({"name": "ws", "target": {"gateway": NS + "/gw", "port": 80,
+                                                 "scheme": "ws"},
+                        "request": {"method": "GET", "host": None, "path": "/ws",
+                                    "websocket": {"origin": origin, "subprotocol": ""}},
+                        "expect": {"websocketEcho": [
+                            {"type": "text", "text": "Websocket Support!"},
+                            {"type": "binary", "bytes": [1, 2, 3, 4, 5, 6, 7]},
+                            {"type": "binary", "bytes": list(range(256)) * 300}]}},
+                       self.pod.port)
+
+    def test_websocket_case(self):
+        self.assertEqual(self.runner().run(self.websocket_case()), (rc.PASS, ""))
+        outcome, reason = self.runner().run(self.websocket_case(origin=""))
+        self.assertEqual(outcome, rc.FAIL)
+        self.assertIn("handshake answered 403, want 101", reason)
+        c = self.websocket_case()
+        c["request"]["path"] = "/not-ws"
+        self.assertIn("handshake answered 200", self.runner().run(c)[1])
+        c = self.at(self.websocket_case(), closed_port())
+        self.assertIn("connection refused", self.runner(consistency_timeout=0.2).run(c)[1])
 
     def test_distribution(self):
         spec = {"totalRequests": 100, "concurrency": 4, "tolerance": 0.05, "maxAttempts": 2,
@@ -451,6 +654,238 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(addresses[NS + "/same-namespace"], "127.1.0.1")
         self.assertEqual(len(set(addresses.values())), len(addresses))
 
+    def test_load_base_applies_what_it_extends_first(self):
+        top = tempfile.mkdtemp(prefix="conformance-runner-test-")
+        try:
+            os.makedirs(os.path.join(top, "ext"))
+            write_json(os.path.join(top, "_base.json"), {
+                "manifests": [{"kind": "A"}], "echoBackends": [{"name": "one"}],
+                "generatedSecrets": [{"name": "s1"}], "what": "parent"})
+            write_json(os.path.join(top, "ext", "_base.json"), {
+                "extends": "../_base.json", "manifests": [{"kind": "B"}],
+                "generatedConfigMaps": [{"name": "ca"}], "what": "child"})
+            base = conformance_data.load_base(os.path.join(top, "ext"))
+            self.assertEqual(base["manifests"], [{"kind": "A"}, {"kind": "B"}])
+            self.assertEqual(base["echoBackends"], [{"name": "one"}])
+            self.assertEqual(base["generatedSecrets"], [{"name": "s1"}])
+            self.assertEqual(base["generatedConfigMaps"], [{"name": "ca"}])
+            self.assertEqual(base["what"], "child")
+            self.assertEqual(base["layers"], [os.path.join(top, "_base.json"),
+                                              os.path.join(top, "ext", "_base.json")])
+            self.assertEqual(len(conformance_data.load_base(top)["layers"]), 1)
+            write_json(os.path.join(top, "_base.json"), {"extends": "ext/_base.json"})
+            with self.assertRaisesRegex(ValueError, "extends itself"):
+                conformance_data.load_base(top)
+        finally:
+            shutil.rmtree(top)
+
+    def test_unsupported_reason(self):
+        plain = {"features": ["Gateway", "HTTPRoute", "HTTPRouteRetry"], "manifests": [
+            {"kind": "HTTPRoute"}], "cases": [case()], "statusChecks": [
+            {"check": "namespacesReady", "namespaces": [NS]}]}
+        self.assertIsNone(rc.unsupported_reason(plain))
+        for change, why in (
+                ({"features": ["Gateway", "GRPCRoute"]}, "GRPCRoute kind not implemented"),
+                ({"manifests": [{"kind": "ListenerSet"}]}, "ListenerSet kind not implemented"),
+                ({"cases": [dict(case(), target={"gateway": "g", "port": 443,
+                                                 "scheme": "https"})]}, "HTTPS listeners"),
+                ({"statusChecks": [{"check": "podLogs"}]}, "status check podLogs"),
+                ({"followUps": [{"actions": [{"op": "restart"}]}]}, "action restart"),
+                ({"echoBackends": [{"namespace": "n", "name": "tcp-a", "server": "tcp"}]},
+                 "test-local echo backends (n/tcp-a (tcp))")):
+            self.assertIn(why, rc.unsupported_reason(dict(plain, **change)))
+
+    def test_real_extended_folder(self):
+        directory = os.path.join(CONFORMANCE_DIR or "/nonexistent", "extended")
+        if not os.path.isdir(directory):
+            self.skipTest("extended conformance data absent")
+        base = conformance_data.load_base(directory)
+        self.assertEqual(len(base["layers"]), 2)
+        pods = rc.plan_pods(base)
+        self.assertEqual(len({p.v4 for p in pods}), len(pods))
+        self.assertEqual(sorted({p.server for p in pods if not p.served}), ["dns", "grpc", "tcp"])
+        served = rc.standins(pods)
+        self.assertIn(("tls-backend", 3000), [(n.rsplit("-", 2)[0], port)
+                                              for n, _, port in served[NS]])
+        runnable = [f for f in conformance_data.list_test_files(directory)
+                    if rc.unsupported_reason(conformance_data.load_json(
+                        os.path.join(directory, f))) is None]
+        self.assertEqual(runnable, [
+            "gateway-invalid-listeners-unsupported-protocol.json", "gateway-modify-listeners.json",
+            "gateway-observed-generation-bump.json", "gatewayclass-observed-generation-bump.json",
+            "httproute-backend-protocol-websocket.json", "httproute-cors.json",
+            "httproute-observed-generation-bump.json", "httproute-request-mirror.json",
+            "httproute-request-multiple-mirrors.json", "httproute-request-percentage-mirror.json",
+            "httproute-retry-connection-error.json", "httproute-retry-with-timeouts.json",
+            "httproute-retry.json"])
+        for f in conformance_data.list_test_files(directory):  # every check type is known
+            test = conformance_data.load_json(os.path.join(directory, f))
+            for _, checks, _, _ in conformance_data.test_phases(test):
+                for check in checks:
+                    self.assertIn(check["check"], conformance_data.EVALUATORS, f)
+                    conformance_data.describe_check(check)
+
+    def test_expected_failures_file_comments(self):
+        path = os.path.join(tempfile.mkdtemp(prefix="conformance-runner-test-"), "x.txt")
+        try:
+            with open(path, "w") as f:
+                f.write("# header\n\na.json  # not implemented\n"
+                        "b.json: case: name #2\nc.json: status: x # why # more\n  # indented\n")
+            self.assertEqual(conformance_data.load_expected(path),
+                             {"a.json", "b.json: case: name #2", "c.json: status: x"})
+        finally:
+            shutil.rmtree(os.path.dirname(path))
+
+
+def write_json(path, content):
+    with open(path, "w") as f:
+        json.dump(content, f)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class FakeAdmin:
+    """The controller's admin API over a dict of objects (GET, DELETE, POST /api/v1/apply)."""
+
+    def __init__(self, *objects):
+        self.objects = {}
+        self.applied = []
+        for obj in objects:
+            self.put(obj)
+
+    def put(self, obj):
+        self.objects[conformance_data.object_path(conformance_data.object_ref(obj))] = obj
+
+    def call(self, method, path, body=None, timeout=10, content_type=None):
+        if method == "POST" and path.startswith("/api/v1/apply"):
+            obj = json.loads(body)
+            self.applied.append(obj)
+            self.put(obj)
+            return 200, {"items": []}
+        path = path.split("?")[0]
+        if path not in self.objects:
+            return 404, {"error": "not found"}
+        if method == "DELETE":
+            del self.objects[path]
+            return 200, {}
+        return 200, copy.deepcopy(self.objects[path])
+
+
+def gateway_object(name, generation=1, observed=1, conditions=("Accepted", "Programmed"),
+                   annotations=None):
+    meta = {"namespace": NS, "name": name, "generation": generation}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": meta,
+            "spec": {"listeners": []},
+            "status": {"conditions": [{"type": t, "status": "True",
+                                       "observedGeneration": observed} for t in conditions]}}
+
+
+def ref(kind, name, namespace=NS):
+    return {"group": "gateway.networking.k8s.io", "kind": kind, "namespace": namespace,
+            "name": name}
+
+
+class StatusCheckTest(unittest.TestCase):
+    """The checks and actions of extended/README.md sections 5 and 6 (conformance_data)."""
+
+    def evaluate(self, check, admin, context=None):
+        return conformance_data.evaluate(check, admin, context)
+
+    def test_namespaces_ready(self):
+        listener = socket.create_server(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+        try:
+            manifests = [gateway_object("ready"), gateway_object(
+                "ignored", annotations={"gateway-api/skip-this-for-readiness": "true"})]
+            context = conformance_data.CheckContext(manifests, {NS: [("pod-a", "127.0.0.1",
+                                                                      port)]})
+            check = {"check": "namespacesReady", "namespaces": [NS]}
+            admin = FakeAdmin(gateway_object("ready"))
+            self.assertEqual(self.evaluate(check, admin, context), (rc.PASS, ""))
+            admin.put(gateway_object("ready", generation=2))
+            self.assertIn("observedGeneration 1, metadata.generation is 2",
+                          self.evaluate(check, admin, context)[1])
+            admin.put(gateway_object("ready", conditions=("Accepted",)))
+            self.assertIn("lacks Programmed=True", self.evaluate(check, admin, context)[1])
+            context.standins[NS].append(("pod-b", "127.0.0.1", closed_port()))
+            admin.put(gateway_object("ready"))
+            self.assertIn("stand-in pod-b", self.evaluate(check, admin, context)[1])
+            self.assertEqual(conformance_data.describe_check(check), "namespacesReady " + NS)
+        finally:
+            listener.close()
+
+    def test_generations(self):
+        route = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+                 "metadata": {"namespace": NS, "name": "r", "generation": 2},
+                 "status": {"parents": [{"conditions": [{"type": "Accepted", "status": "True",
+                                                         "observedGeneration": 1}]}]}}
+        admin = FakeAdmin(route)
+        latest = {"check": "latestObservedGeneration", "object": ref("HTTPRoute", "r")}
+        self.assertIn("observedGeneration 1", self.evaluate(latest, admin)[1])
+        route["status"]["parents"][0]["conditions"][0]["observedGeneration"] = 2
+        admin.put(route)
+        self.assertEqual(self.evaluate(latest, admin), (rc.PASS, ""))
+        changed = {"check": "generationChanged", "object": ref("HTTPRoute", "r")}
+        context = conformance_data.CheckContext()
+        context.remember_generations([changed, latest], admin)
+        self.assertIn("still 2", self.evaluate(changed, admin, context)[1])
+        route["metadata"]["generation"] = 3
+        admin.put(route)
+        self.assertEqual(self.evaluate(changed, admin, context), (rc.PASS, ""))
+
+    def test_gateway_class_condition_with_any_status(self):
+        gwc = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+               "metadata": {"name": "c", "generation": 1},
+               "status": {"conditions": [{"type": "Accepted", "status": "False",
+                                          "observedGeneration": 1}]}}
+        admin = FakeAdmin(gwc)
+        check = {"check": "gatewayClassCondition", "gatewayClass": {
+            "group": "gateway.networking.k8s.io", "kind": "GatewayClass", "name": "c"},
+            "condition": {"type": "Accepted", "status": None, "reason": None}}
+        self.assertEqual(self.evaluate(check, admin), (rc.PASS, ""))
+        self.assertEqual(conformance_data.describe_check(check),
+                         "gatewayClassCondition GatewayClass c Accepted=any(any)")
+        check["condition"]["status"] = "True"
+        self.assertIn("lack Accepted=True", self.evaluate(check, admin)[1])
+
+    def test_patch_and_create_actions(self):
+        admin = FakeAdmin(dict(gateway_object("g", generation=4), portico={"generation": 4}))
+        patch = {"op": "patch", "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                 "namespace": NS, "name": "g", "mergePatch": {"spec": {"listeners": [
+                     {"name": "http", "port": 80}], "gatewayClassName": "{GATEWAY_CLASS_NAME}"},
+                     "metadata": {"labels": {"x": "y"}}}}
+        self.assertIsNone(conformance_data.perform(patch, admin))
+        applied = admin.applied[-1]
+        self.assertNotIn("status", applied)
+        self.assertNotIn("portico", applied)
+        self.assertEqual(applied["metadata"], {"namespace": NS, "name": "g",
+                                               "labels": {"x": "y"}})  # no generation
+        self.assertEqual(applied["spec"], {"listeners": [{"name": "http", "port": 80}],
+                                           "gatewayClassName": "portico"})
+        missing = dict(patch, name="absent")
+        self.assertIn("not found", conformance_data.perform(missing, admin))
+        generated = [{"kind": "ConfigMap", "metadata": {"namespace": NS, "name": "ca"},
+                      "data": {"ca.crt": "PEM"}}]
+        context = conformance_data.CheckContext(generated=generated)
+        create = {"op": "create", "object": {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": NS, "name": "n"},
+            "data": {"ca.crt": {"$valueFrom": {"configMap": NS + "/ca", "key": "ca.crt"}}}}}
+        self.assertIsNone(conformance_data.perform(create, admin, context))
+        self.assertEqual(admin.applied[-1]["data"], {"ca.crt": "PEM"})
+        create["object"]["data"]["ca.crt"]["$valueFrom"]["configMap"] = NS + "/none"
+        self.assertIn("no generated ConfigMap", conformance_data.perform(create, admin, context))
+        self.assertIn("unsupported action", conformance_data.perform({"op": "x"}, admin))
+
+    def test_merge_patch(self):
+        merge = conformance_data.merge_patch
+        self.assertEqual(merge({"a": 1, "b": {"c": 2, "d": 3}, "l": [1]},
+                               {"b": {"c": None, "e": 4}, "l": [2, 3], "f": None}),
+                         {"a": 1, "b": {"d": 3, "e": 4}, "l": [2, 3]})
+        self.assertEqual(merge({"a": 1}, [1]), [1])
+
 
 # ---------------------------------------------------------------------------------------------
 
@@ -463,10 +898,55 @@ class SkipPathTest(unittest.TestCase):
                 "--plugin-dir", "/nonexistent", "--conformance-dir", directory] + list(extra)
         return subprocess.run(argv, capture_output=True, text=True, timeout=60)
 
+    def run_in_namespace(self, directory, *extra):
+        """(run, its output); skips the test where no network namespace can be made."""
+        done = self.run_runner(directory, *extra)
+        out = done.stdout + done.stderr
+        if done.returncode == 77:  # no network namespace here (and not root)
+            self.assertIn("unshare -rn", out)
+            self.skipTest("no private network namespace here")
+        return done, out
+
     def test_absent_directory_skips(self):
         done = self.run_runner("/nonexistent/conformance")
         self.assertEqual(done.returncode, 77, done.stdout + done.stderr)
         self.assertIn("SKIP: conformance data not found", done.stdout)
+
+    def test_unsupported_files_fail_without_running(self):
+        top = tempfile.mkdtemp(prefix="conformance-runner-test-")
+        try:
+            directory = os.path.join(top, "extended")
+            os.makedirs(directory)
+            write_json(os.path.join(top, "_base.json"), {"manifests": [], "echoBackends": [
+                {"namespace": NS, "name": "echo", "replicas": 1, "podLabels": {"app": "e"}}]})
+            write_json(os.path.join(directory, "_base.json"), {
+                "extends": "../_base.json", "manifests": [], "echoBackends": [
+                    {"namespace": NS, "name": "grpc-echo", "server": "grpc", "replicas": 2}]})
+            https_case = case()
+            https_case["target"]["scheme"] = "https"
+            write_json(os.path.join(directory, "tls-only.json"), {
+                "features": ["Gateway"], "manifests": [], "cases": [https_case],
+                "statusChecks": [{"check": "gatewayReady", "gateway": ref("Gateway", "g")}]})
+            done, out = self.run_in_namespace(directory)
+            self.assertEqual(done.returncode, 1, out)
+            self.assertIn("NOTE: not started (the runner implements only the HTTP echo server): "
+                          "%s/grpc-echo (grpc) x2" % NS, out)
+            self.assertIn("FAIL tls-only.json: not run (1 cases, 1 status checks): needs HTTPS "
+                          "listeners (TLS issue)", out)
+            self.assertIn("cases: 0 passed, 1 failed, 0 skipped; status checks: 0 passed, 1 "
+                          "failed (1 cases and 1 status checks of them in files not run)", out)
+            self.assertRegex(out, r"wall time: [0-9.]+ s\n0 passed, 1 failed, 0 skipped\n$")
+            listed = os.path.join(top, "expected.txt")
+            with open(listed, "w") as f:
+                f.write("tls-only.json  # needs HTTPS listeners\n")
+            done = self.run_runner(directory, "--expected-failures", listed, "--quiet",
+                                   "--write-expected-failures", os.path.join(top, "seed.txt"))
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            self.assertIn("FAIL (expected) tls-only.json: not run", done.stdout)
+            with open(os.path.join(top, "seed.txt")) as f:
+                self.assertIn("\n# needs HTTPS listeners (TLS issue)\ntls-only.json\n", f.read())
+        finally:
+            shutil.rmtree(top)
 
     def test_https_files_are_skipped_with_a_reason(self):
         directory = tempfile.mkdtemp(prefix="conformance-runner-test-")
@@ -479,11 +959,7 @@ class SkipPathTest(unittest.TestCase):
                                   ("tls-only.json", {"manifests": [], "cases": [https_case]})):
                 with open(os.path.join(directory, name), "w") as f:
                     json.dump(content, f)
-            done = self.run_runner(directory)
-            out = done.stdout + done.stderr
-            if done.returncode == 77:  # no network namespace here (and not root)
-                self.assertIn("unshare -rn", out)
-                return
+            done, out = self.run_in_namespace(directory)
             self.assertEqual(done.returncode, 0, out)
             self.assertIn("SKIP tls-only.json: HTTPS is out of scope here (TLS issue): 1 of its "
                           "1 cases are HTTPS", out)

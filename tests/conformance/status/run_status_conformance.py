@@ -35,8 +35,8 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from conformance_data import (  # noqa: E402
-    FAIL, GATEWAY_CLASS, PASS, SKIP, SKIP_EXIT, Outcome, generated_secrets, list_test_files,
-    load_expected, load_json, perform, poll_checks, portico_procs, unique_descriptions,
+    FAIL, GATEWAY_CLASS, PASS, SKIP, SKIP_EXIT, CheckContext, Outcome, generated_secrets,
+    list_test_files, load_expected, load_json, portico_procs, run_phase, test_phases,
     write_config)
 
 
@@ -62,20 +62,11 @@ def run_file(path, args, base, secrets):
             procs.append(portico_procs.Gateway(
                 binaries, workdir, controller.sync_address(), gateway_class=GATEWAY_CLASS,
                 snapshot=False, log_level="warn"))
-        phases = [("", test.get("statusChecks", []), [])]
-        for i, follow in enumerate(test.get("followUps", [])):
-            label = "followUp %d (%s): " % (i + 1, follow.get("name", ""))
-            phases.append((label, follow.get("statusChecks", []), follow.get("actions", [])))
-        seen = {}
-        for label, checks, actions in phases:
-            for action in actions:
-                error = perform(action, admin)
-                if error:
-                    results.append((label + "action", FAIL, error))
-            outcomes = poll_checks(checks, admin, time.monotonic() + args.deadline)
-            for description, (outcome, reason) in zip(unique_descriptions(label, checks, seen),
-                                                      outcomes):
-                results.append((description, outcome, reason))
+        seen, context = {}, CheckContext(base["manifests"] + test.get("manifests", []),
+                                         generated=secrets)
+        for label, checks, actions, _ in test_phases(test):
+            results += run_phase(label, checks, actions, admin, time.monotonic() + args.deadline,
+                                 seen, context)
         return name, results, None
     except (RuntimeError, OSError, subprocess.CalledProcessError, AssertionError) as e:
         return name, results, str(e)
