@@ -424,6 +424,23 @@ TEST_F(SyncServerTest, ScopeRules) {
                                             SecretKey("cert-b").ToString()}));
 }
 
+// A "toReferrers" object whose referrer sorts before it (an HTTPRoute's Webhook: the snapshot is
+// built in key order) is in the snapshot: deciding it must not find its referrer already sent.
+TEST_F(SyncServerTest, SnapshotsCarryWhatEarlierObjectsReference) {
+  StartServer();
+  Put(*store_, links_, GatewayKey("a"), Body("a"));
+  Put(*store_, links_, RouteKey("r1"), Body("r1"), {GatewayKey("a")}, {WebhookKey("auth")});
+  Put(*store_, links_, RouteKey("r2"), Body("r2"), {GatewayKey("b")}, {WebhookKey("other")});
+  Put(*store_, links_, WebhookKey("auth"), Body("auth"));
+  Put(*store_, links_, WebhookKey("other"), Body("other"));
+  auto gw = Connect(ServingA());
+  TestGateway::Round snapshot = gw->ReadRound();
+  std::set<std::string> got;
+  for (const auto& [key, e] : snapshot.events) got.insert(key);
+  EXPECT_EQ(got, (std::set<std::string>{GatewayKey("a").ToString(), RouteKey("r1").ToString(),
+                                        WebhookKey("auth").ToString()}));
+}
+
 TEST_F(SyncServerTest, ServerIdChangeSendsASnapshot) {
   StartServer();
   Put(*store_, links_, ServiceKey("s"), Body("s"));

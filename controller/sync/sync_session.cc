@@ -169,9 +169,18 @@ void SyncSession::StartSnapshot(const std::string& server_id) {
   std::vector<core::StoreKey> dirty;
   std::vector<OutEvent> events;
   std::vector<core::StoreKey> forgotten;  // nacks whose object changed or went away
-  for (core::StoredObject& object : snapshot.objects) {
+  // Every decision first: sending moves an object's JSON out of the snapshot, and a later
+  // object's decision may read an earlier one's view (a Webhook synced "toReferrers" is sent
+  // where its HTTPRoute, sorted before it, is).
+  std::vector<Delivery> deliveries(snapshot.objects.size(), Delivery::kOutOfScope);
+  for (size_t i = 0; i < snapshot.objects.size(); ++i) {
+    if (snapshot.objects[i].json != nullptr)
+      deliveries[i] = evaluator.Decide(snapshot.objects[i].key);
+  }
+  for (size_t i = 0; i < snapshot.objects.size(); ++i) {
+    core::StoredObject& object = snapshot.objects[i];
     if (object.json == nullptr) continue;
-    Delivery delivery = evaluator.Decide(object.key);
+    const Delivery delivery = deliveries[i];
     if (delivery == Delivery::kNoHandler) no_handler.insert(object.key);
     auto nacked = nacked_.find(object.key);
     if (nacked != nacked_.end() && nacked->second.hash != object.hash) {

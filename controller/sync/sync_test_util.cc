@@ -19,6 +19,9 @@ core::StoreKey SecretKey(const std::string& name, const std::string& ns) {
 core::StoreKey PolicyKey(const std::string& name, const std::string& ns) {
   return {kPorticoApi, "TLSPolicy", ns, name};
 }
+core::StoreKey WebhookKey(const std::string& name, const std::string& ns) {
+  return {kPorticoApi, "Webhook", ns, name};
+}
 core::StoreKey GrantKey(const std::string& name, const std::string& ns) {
   return {kGatewayApi, "ReferenceGrant", ns, name};
 }
@@ -31,6 +34,7 @@ SyncPolicies TestPolicies() {
   p.Set(kPorticoApi, "TLSPolicy", PORTICO_SYNC_ATTACHED);
   p.Set("", "Service", PORTICO_SYNC_ALWAYS);
   p.Set("", "Secret", PORTICO_SYNC_TO_REFERRERS);
+  p.Set(kPorticoApi, "Webhook", PORTICO_SYNC_TO_REFERRERS);
   p.Set(kGatewayApi, "GatewayClass", PORTICO_SYNC_NEVER);
   p.Set(kGatewayApi, "ReferenceGrant", PORTICO_SYNC_NEVER);
   return p;
@@ -58,7 +62,8 @@ portico::sync::v1::Hello MakeHello(const HelloOptions& options) {
                                                             {kGatewayApi, "HTTPRoute"},
                                                             {kPorticoApi, "TLSPolicy"},
                                                             {"", "Service"},
-                                                            {"", "Secret"}};
+                                                            {"", "Secret"},
+                                                            {kPorticoApi, "Webhook"}};
   for (const auto& [group, kind] : kinds) {
     bool skip = false;
     for (const core::StoreKey& w : options.without)

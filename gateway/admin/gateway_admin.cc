@@ -218,6 +218,8 @@ std::string RenderPlaneStats(const server::DataPlaneStats& s) {
   w.Uint64(s.connections_open);
   w.Key("requests");
   w.Uint64(s.requests);
+  w.Key("retries");
+  w.Uint64(s.retries);
   w.Key("responses");
   w.StartObject();
   for (size_t i = 1; i < s.responses.size(); ++i) {
@@ -477,6 +479,8 @@ std::string RenderGatewayMetrics(const SyncStatus& s, const core::RuntimeStats& 
   Metric(out, "portico_gateway_connections_open", "gauge", "Client connections open",
          p.connections_open);
   Metric(out, "portico_gateway_requests_total", "counter", "Requests received", p.requests);
+  Metric(out, "portico_gateway_retries_total", "counter",
+         "Upstream attempts retried by route retry policies", p.retries);
   std::map<std::string, size_t> by_class;
   for (size_t i = 1; i < p.responses.size(); ++i) {
     by_class[std::to_string(i) + "xx"] = p.responses[i];

@@ -240,7 +240,12 @@ bool ClientConnection::FlushUpstream() {
       up_->writable = false;
       return false;
     }
-    if (!RetryUpstream()) UpstreamFailed(502, "upstream_write_failed");
+    if (RetryUpstream()) return false;
+    if (CanRetry()) {
+      Reattempt();
+    } else {
+      UpstreamFailed(retries_ > 0 ? 503 : 502, "upstream_write_failed");
+    }
     return false;
   }
   size_t written = static_cast<size_t>(n);
@@ -337,6 +342,7 @@ bool ClientConnection::StepLinger() {
 }
 
 bool ClientConnection::StepProxy() {
+  if (waiting_retry_) return false;  // the backoff before the next attempt (OnTimer)
   bool progress = false;
   if (up_ != nullptr && up_->connecting) {
     if (!up_->writable) return false;
@@ -396,6 +402,9 @@ void ClientConnection::BeginRequestCommon() {
   req_body_bytes_ = 0;
   req_done_ = true;
   retried_ = false;
+  retries_ = 0;
+  waiting_retry_ = false;
+  retry_at_ = kNever;
   connect_attempts_ = 0;
   backend_ = nullptr;
   upgrade_ = false;
@@ -606,15 +615,58 @@ void ClientConnection::Forward(const core::routing::Backend& backend) {
     RespondLocal(503, "endpoint_unresolved", "no usable upstream\n");
     return;
   }
+  ArmAttempt();
+  BuildUpstreamHead();
+  if (!mirror_keys_.empty()) StartMirrors();
+  phase_ = Phase::kProxy;
+  ConnectUpstream();
+}
+
+void ClientConnection::ArmAttempt() {
   upstream_name_.assign(endpoint_->name());
   const uint64_t now = worker_->loop().now_ms();
   backend_deadline_ = action_->backend_request_timeout_ms > 0
                           ? now + static_cast<uint64_t>(action_->backend_request_timeout_ms)
                           : kNever;
   last_activity_ms_ = now;
-  BuildUpstreamHead();
-  if (!mirror_keys_.empty()) StartMirrors();
-  phase_ = Phase::kProxy;
+}
+
+bool ClientConnection::CanRetry() const {
+  const core::routing::RetryPolicy* retry = action_ != nullptr ? action_->retry.get() : nullptr;
+  return retry != nullptr && retries_ < retry->attempts && !response_started_ &&
+         req_framing_ == BodyFraming::kNone && backend_ != nullptr && !upgrade_ &&
+         up_out_.size() == head_bytes_;
+}
+
+void ClientConnection::Reattempt() {
+  ++retries_;
+  auto& counter = worker_->counters().retries;
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  ReleaseUpstream(false);
+  resp_state_ = ResponseState::kAwaitHead;
+  resp_passthrough_ = false;
+  resp_rechunk_ = false;
+  up_out_sent_ = 0;  // up_out_ holds the head alone (CanRetry): it is sent again
+  connect_attempts_ = 0;
+  connect_deadline_ = backend_deadline_ = kNever;
+  const uint32_t backoff = action_->retry->backoff_ms;
+  if (backoff == 0) {
+    StartAttempt();
+    return;
+  }
+  waiting_retry_ = true;  // StepProxy waits; OnTimer starts the attempt at retry_at_
+  retry_at_ = worker_->loop().now_ms() + backoff;
+}
+
+void ClientConnection::StartAttempt() {
+  waiting_retry_ = false;
+  retry_at_ = kNever;
+  endpoint_ = worker_->PickEndpoint(*backend_, backend_ref_->key);
+  if (endpoint_ == nullptr) {
+    UpstreamFailed(503, "endpoint_unresolved");
+    return;
+  }
+  ArmAttempt();
   ConnectUpstream();
 }
 
@@ -715,6 +767,10 @@ void ClientConnection::ConnectFailed(std::string_view reason) {
     ConnectUpstream();
     return;
   }
+  if (CanRetry()) {
+    Reattempt();
+    return;
+  }
   UpstreamFailed(503, reason);
 }
 
@@ -734,6 +790,9 @@ bool ClientConnection::RetryUpstream() {
   // Only a reused connection the upstream closed before answering, for a request without body
   // bytes: the upstream cannot have acted on it, and nothing is lost.
   if (retried_ || up_ == nullptr || up_->reuse_count() == 0) return false;
+  // A rule with a retry policy counts this replay as one of its attempts (CanRetry) instead:
+  // otherwise a reset after the upstream took the request would be tried once more than asked.
+  if (action_ != nullptr && action_->retry != nullptr) return false;
   if (resp_state_ != ResponseState::kAwaitHead || !up_->in.empty()) return false;
   if (req_framing_ != BodyFraming::kNone || up_out_.size() != head_bytes_) return false;
   retried_ = true;
@@ -838,7 +897,13 @@ bool ClientConnection::PumpResponse() {
       }
       if (up_->peer_closed) {
         if (RetryUpstream()) return true;
-        UpstreamFailed(502, up_->in.empty() ? "upstream_closed" : "upstream_closed_in_head");
+        if (CanRetry()) {  // a connection error: the attempt is tried again
+          Reattempt();
+          return true;
+        }
+        // As Envoy: a reset before the response head after retries is 503, else nginx's 502.
+        UpstreamFailed(retries_ > 0 ? 503 : 502,
+                       up_->in.empty() ? "upstream_closed" : "upstream_closed_in_head");
         return true;
       }
       if (up_->readable && up_->in.size() >= max_buffer) {
@@ -883,6 +948,10 @@ bool ClientConnection::OnResponseHead() {
     up_->in.Consume(up_->parser.consumed());
     up_->parser.Reset();
     return true;
+  }
+  if (action_->retry != nullptr && action_->retry->RetriesStatus(head.status) && CanRetry()) {
+    Reattempt();  // this response is dropped with its connection
+    return false;
   }
   status_ = head.status;
   resp_framing_ = head.framing;
@@ -1236,6 +1305,7 @@ uint64_t ClientConnection::NextDeadline() const {
     case Phase::kHead:
       return std::min(header_deadline_, idle_deadline_);
     case Phase::kProxy:
+      if (waiting_retry_) return std::min(retry_at_, request_deadline_);
       return std::min({connect_deadline_, request_deadline_, backend_deadline_,
                        last_activity_ms_ + worker_->settings().upstream_timeout_ms});
     case Phase::kLocal:
@@ -1276,14 +1346,20 @@ void ClientConnection::OnTimer(int) {
       }
       break;
     case Phase::kProxy:
-      if (now >= connect_deadline_) {
-        ConnectFailed("upstream_connect_timeout");
-      } else if (now >= request_deadline_) {
+      if (now >= request_deadline_) {  // every attempt and backoff included
         close_after_ = close_after_ || !req_done_;
         UpstreamFailed(504, "request_timeout");
+      } else if (waiting_retry_) {
+        if (now >= retry_at_) StartAttempt();
+      } else if (now >= connect_deadline_) {
+        ConnectFailed("upstream_connect_timeout");
       } else if (now >= backend_deadline_) {
-        close_after_ = close_after_ || !req_done_;
-        UpstreamFailed(504, "backend_request_timeout");
+        if (CanRetry()) {
+          Reattempt();
+        } else {
+          close_after_ = close_after_ || !req_done_;
+          UpstreamFailed(504, "backend_request_timeout");
+        }
       } else if (now >= last_activity_ms_ + worker_->settings().upstream_timeout_ms) {
         close_after_ = close_after_ || !req_done_;
         UpstreamFailed(504, "upstream_timeout");

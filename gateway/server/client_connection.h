@@ -194,6 +194,14 @@ class ClientConnection final : public EventHandler,
                     std::span<const http::HeaderField> headers = {}, bool exact = false);
   void UpstreamFailed(int status, std::string_view reason);
   bool RetryUpstream();
+  // Retries (the rule's Gateway API retry policy): CanRetry says whether this attempt may be
+  // replaced by another (attempts left, nothing sent to the client, no request body, which is
+  // streamed and not kept); Reattempt drops the attempt and starts the next after the backoff
+  // (StartAttempt); ArmAttempt sets an attempt's endpoint name and backend deadline.
+  bool CanRetry() const;
+  void Reattempt();
+  void StartAttempt();
+  void ArmAttempt();
   void FinishExchange();
   void EndRequest();
   void LogRequest();
@@ -240,6 +248,9 @@ class ClientConnection final : public EventHandler,
   bool close_after_ = false;  // close the client connection once this response is out
   bool draining_ = false;     // Drain was called: every response is the connection's last
   bool retried_ = false;
+  uint32_t retries_ = 0;        // attempts retried by the rule's retry policy
+  bool waiting_retry_ = false;  // between two attempts (backoff), until retry_at_
+  uint64_t retry_at_ = 0;
   bool upgrade_ = false;  // the request asks to switch protocols (forwarded with its Upgrade)
 
   // Tunnel (after a 101): each direction ends when its source hit EOF and all was written, with

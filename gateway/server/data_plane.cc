@@ -219,6 +219,7 @@ DataPlaneStats DataPlane::Stats() const {
     stats.connections_accepted += get(c.connections_accepted);
     stats.connections_open += get(c.connections_open);
     stats.requests += get(c.requests);
+    stats.retries += get(c.retries);
     for (size_t i = 1; i < stats.responses.size(); ++i) stats.responses[i] += get(c.responses[i]);
     stats.upstream_connects += get(c.upstream_connects);
     stats.upstream_reuses += get(c.upstream_reuses);

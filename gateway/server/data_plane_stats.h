@@ -16,6 +16,7 @@ struct DataPlaneStats {
   uint64_t connections_accepted = 0;
   uint64_t connections_open = 0;
   uint64_t requests = 0;
+  uint64_t retries = 0;  // upstream attempts retried by route retry policies
   // Responses by status class: [1] 1xx ... [5] 5xx (499, a client gone before the answer, is
   // a 4xx). [0] is unused.
   std::array<uint64_t, 6> responses{};

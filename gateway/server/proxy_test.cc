@@ -301,6 +301,63 @@ TEST_F(ProxyTest, BadOrClosingUpstreamIs502) {
   EXPECT_EQ(r.status, 200);
 }
 
+// RetryAction is BackendsAction to infra/a with a retry policy.
+std::string RetryAction(std::string_view retry_json) {
+  std::string action = BackendsAction({{"infra/a:80", 1}});
+  action.pop_back();
+  return action + R"(,"retry":)" + std::string(retry_json) + "}";
+}
+
+size_t ReceivedFor(const TestUpstream& upstream, std::string_view target) {
+  size_t n = 0;
+  for (const ReceivedRequest& r : upstream.received()) n += r.target == target ? 1 : 0;
+  return n;
+}
+
+TEST_F(ProxyTest, RetryPoliciesRetryListedStatusesAndConnectionErrors) {
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/",
+                          RetryAction(R"({"codes":[503],"attempts":2,"backoffMs":1})"))});
+  Apply(b);
+  TestClient client(port_.port());
+  // A listed status: the first try and two retries, then the last answer goes to the client.
+  EXPECT_EQ(client.Get("/status/503").status, 503);
+  EXPECT_EQ(ReceivedFor(a_, "/status/503"), 3u);
+  // A status not listed is answered at once.
+  EXPECT_EQ(client.Get("/status/500").status, 500);
+  EXPECT_EQ(ReceivedFor(a_, "/status/500"), 1u);
+  // A connection closed before the response head is a connection error: retried too, then
+  // 503 (as Envoy answers a reset after retries).
+  TestClient other(port_.port());
+  EXPECT_EQ(other.Get("/close").status, 503);
+  EXPECT_EQ(ReceivedFor(a_, "/close"), 3u);
+  // A request with a body is streamed, not kept: never retried.
+  TestClient poster(port_.port());
+  ASSERT_TRUE(poster.Send("POST /close-post HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nbody"));
+  EXPECT_EQ(poster.Read().status, 502);
+  EXPECT_EQ(ReceivedFor(a_, "/close-post"), 1u);
+  EXPECT_EQ(client.Get("/fine").status, 200);
+}
+
+TEST_F(ProxyTest, RetriesStopAtTheRequestTimeout) {
+  SnapshotBuilder b = Base();
+  // Every attempt times out after 100 ms; the whole request after 250 ms: the third attempt
+  // never completes and the answer is the request timeout's 504.
+  std::string action = BackendsAction({{"infra/a:80", 1}}, "[]", 250, 100);
+  action.pop_back();
+  action += R"(,"retry":{"codes":[],"attempts":10,"backoffMs":0}})";
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", action)});
+  Apply(b);
+  TestClient client(port_.port());
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(client.Get("/slow").status, 504);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, std::chrono::milliseconds(240));
+  EXPECT_LT(took, std::chrono::milliseconds(2000));
+  EXPECT_TRUE(WaitFor([&] { return ReceivedFor(a_, "/slow") >= 2; }));  // retried on timeout
+  EXPECT_LE(ReceivedFor(a_, "/slow"), 4u);
+}
+
 TEST_F(ProxyTest, RefusedConnectIs503) {
   ReservedPort nobody;  // bound, not listening: connects are refused
   SnapshotBuilder b = Base();
@@ -643,6 +700,55 @@ TEST_F(ProxyTest, FiltersModifyHeadersAndRewriteUrls) {
   EXPECT_EQ(r.headers["x-upstream"], "hidden");
   EXPECT_EQ(r.headers["x-resp"], "r");
   EXPECT_EQ(r.headers.count("content-type"), 0u);
+}
+
+TEST_F(ProxyTest, CorsPreflightsAreAnsweredAndAllowedOriginsGetCorsHeaders) {
+  SnapshotBuilder b = Base();
+  const std::string cors =
+      R"([{"builtin":"cors","allowOrigins":["https://*.foo.com"],"allowMethods":["GET","PUT"],)"
+      R"("allowHeaders":["x-a"],"exposeHeaders":["x-b"],"allowCredentials":true,"maxAge":60}])";
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}, cors))});
+  Apply(b);
+  TestClient client(port_.port());
+  // Preflights are the gateway's: allowed, then denied, on one kept-alive connection.
+  ASSERT_TRUE(
+      client.Send("OPTIONS /items HTTP/1.1\r\nHost: example.com\r\n"
+                  "Origin: https://app.foo.com\r\nAccess-Control-Request-Method: PUT\r\n"
+                  "Access-Control-Request-Headers: x-a\r\n\r\n"));
+  Response r = client.Read();
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(r.headers["content-length"], "0");
+  EXPECT_EQ(r.headers["access-control-allow-origin"], "https://app.foo.com");
+  EXPECT_EQ(r.headers["access-control-allow-credentials"], "true");
+  EXPECT_EQ(r.headers["access-control-allow-methods"], "GET, PUT");
+  EXPECT_EQ(r.headers["access-control-allow-headers"], "x-a");
+  EXPECT_EQ(r.headers["access-control-expose-headers"], "x-b");
+  EXPECT_EQ(r.headers["access-control-max-age"], "60");
+  EXPECT_EQ(r.headers["vary"], "Origin");
+  ASSERT_TRUE(
+      client.Send("OPTIONS /items HTTP/1.1\r\nHost: example.com\r\n"
+                  "Origin: https://foo.com\r\nAccess-Control-Request-Method: PUT\r\n\r\n"));
+  r = client.Read();
+  ASSERT_EQ(r.status, 403) << r.error;
+  EXPECT_EQ(r.headers.count("access-control-allow-origin"), 0u);
+  EXPECT_EQ(r.headers.count("access-control-allow-methods"), 0u);
+  EXPECT_EQ(a_.connections(), 0u);
+
+  // Actual requests reach the backend with their Origin; the allowed one's answer says so.
+  r = client.Get("/items", "example.com", "Origin: https://app.foo.com\r\nX-Echo: origin\r\n");
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.body, "upstream=a target=/items\n");
+  EXPECT_EQ(r.headers["x-seen-origin"], "https://app.foo.com");
+  EXPECT_EQ(r.headers["access-control-allow-origin"], "https://app.foo.com");
+  EXPECT_EQ(r.headers["access-control-allow-credentials"], "true");
+  EXPECT_EQ(r.headers["access-control-expose-headers"], "x-b");
+  EXPECT_EQ(r.headers["vary"], "Origin");
+  r = client.Get("/items", "example.com", "Origin: https://evil.example\r\n");
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.headers.count("access-control-allow-origin"), 0u);
+  EXPECT_EQ(r.headers.count("access-control-allow-credentials"), 0u);
+  EXPECT_EQ(r.headers["vary"], "Origin");
 }
 
 // ReadAtLeast reads from `fd` until `out` holds `n` bytes (false on EOF, error or the client's

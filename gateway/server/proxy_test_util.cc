@@ -188,6 +188,8 @@ void TestUpstream::Serve(int fd) {
       pollfd p{fd, POLLIN, 0};
       poll(&p, 1, 3000);  // until the proxy gives up (EOF) or 3 s
       response = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nslow";
+    } else if (target.rfind("/status/", 0) == 0) {  // "/status/503": that status, no body
+      response = "HTTP/1.1 " + target.substr(8, 3) + " Status\r\nContent-Length: 0\r\n\r\n";
     } else if (target.rfind("/delay/", 0) == 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(target.substr(7))));
       response = "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\ndelayed";

@@ -50,6 +50,7 @@ struct WorkerCounters {
   std::atomic<uint64_t> connections_accepted{0};
   std::atomic<uint64_t> connections_open{0};
   std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> retries{0};         // attempts retried by route retry policies
   std::atomic<uint64_t> responses[6] = {};  // by status class (DataPlaneStats::responses)
   std::atomic<uint64_t> upstream_connects{0};
   std::atomic<uint64_t> upstream_reuses{0};

@@ -94,6 +94,7 @@ void RefResolver::Filters(rapidjson::Value& owner, const std::string& field) {
       sdk::ObjectRef ref{json::GetString(*ext, "group"), json::GetString(*ext, "kind"), ns_,
                          json::GetString(*ext, "name")};
       bool resolved = ctx_.ResolveExtensionRef(ref).has_value();
+      if (resolved) filters_.push_back(ref);
       if (!resolved) {
         Fail("BackendNotFound", sub + ".extensionRef: " + ref.Display() + " (group \"" + ref.group +
                                     "\") does not exist or is not a route filter");

@@ -15,6 +15,7 @@
 #define PORTICO_PLUGINS_HTTPROUTE_BACKENDS_H_
 
 #include <string>
+#include <vector>
 
 #include "portico/sdk/json_writer.h"
 #include "portico/sdk/processor.h"
@@ -33,6 +34,9 @@ class RefResolver {
 
   // condition is ResolvedRefs: True, or False with the first failure.
   const sdk::Condition& condition() const { return condition_; }
+  // filters are the resolved ExtensionRef targets (Webhooks): the route links them, so they are
+  // synced ("toReferrers") to the gateways that hold the route, and only to those.
+  const std::vector<sdk::ObjectRef>& filters() const { return filters_; }
 
  private:
   void Backend(rapidjson::Value& ref, const std::string& field);
@@ -44,6 +48,7 @@ class RefResolver {
   std::string ns_;
   rapidjson::Document::AllocatorType& alloc_;
   sdk::Condition condition_{"ResolvedRefs", "True", "ResolvedRefs", ""};
+  std::vector<sdk::ObjectRef> filters_;
 };
 
 }  // namespace portico::plugins::httproute

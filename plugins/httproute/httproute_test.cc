@@ -523,31 +523,32 @@ TEST_F(plugin_httproute, EveryAttachedListenerIsCountedOnce) {
 
 TEST_F(plugin_httproute, RulesWithUnsupportedFeaturesAreDropped) {
   ApplyBase();
-  const std::string cors =
-      R"({"matches":[{"path":{"type":"PathPrefix","value":"/cors"}}],"filters":[{"type":"CORS",)"
-      R"("cors":{"allowOrigins":["https://example.com"]}}],"backendRefs":[{)"
-      R"("name":"infra-backend-v1","port":8080}]})";
+  const std::string external_auth =
+      R"({"matches":[{"path":{"type":"PathPrefix","value":"/auth"}}],"filters":[{)"
+      R"("type":"ExternalAuth","externalAuth":{"protocol":"HTTP","backendRef":{"name":"auth",)"
+      R"("port":9000},"http":{}}}],"backendRefs":[{"name":"infra-backend-v1","port":8080}]})";
   const std::string plain = R"({"backendRefs":[{"name":"infra-backend-v1","port":8080}]})";
   ProcessOutcome out = Route(InfraRoute(R"("parentRefs":[{"name":"same-namespace"}],"rules":[)" +
-                                        cors + "," + plain + "]"));
+                                        external_auth + "," + plain + "]"));
   ASSERT_TRUE(out.ok()) << out.status;
   EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "Accepted"), "True/Accepted");
   EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "PartiallyInvalid"),
             "True/UnsupportedValue");
   EXPECT_THAT(*out.status_json,
-              HasSubstr(R"x("message":"Dropped Rule(s): spec.rules[0] (filter type CORS is not )x"
-                        R"x(supported)")x"));
+              HasSubstr(R"x("message":"Dropped Rule(s): spec.rules[0] (filter type ExternalAuth )x"
+                        R"x(is not supported)")x"));
   EXPECT_THAT(*out.synced, HasSubstr(R"("rules":[{"index":1,)"));
-  EXPECT_THAT(*out.synced, Not(HasSubstr("cors")));
+  EXPECT_THAT(*out.synced, Not(HasSubstr("externalAuth")));
   EXPECT_EQ(out.contributions.size(), 1u);
 
-  out = Route(InfraRoute(R"("parentRefs":[{"name":"same-namespace"}],"rules":[)" + cors +
-                         R"(,{"retry":{"attempts":2},"backendRefs":[{"name":"infra-backend-v1",)"
+  out = Route(InfraRoute(R"("parentRefs":[{"name":"same-namespace"}],"rules":[)" + external_auth +
+                         R"(,{"sessionPersistence":{"sessionName":"s"},)"
+                         R"("backendRefs":[{"name":"infra-backend-v1",)"
                          R"("port":8080}]}])"));
   EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "Accepted"),
             "False/UnsupportedValue");
   EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "PartiallyInvalid"), "");
-  EXPECT_THAT(*out.status_json, HasSubstr("spec.rules[1] (retry is not supported)"));
+  EXPECT_THAT(*out.status_json, HasSubstr("spec.rules[1] (sessionPersistence is not supported)"));
   EXPECT_THAT(out.contributions, IsEmpty());
   EXPECT_FALSE(out.synced.has_value());
 }
@@ -581,6 +582,9 @@ TEST_F(plugin_httproute, ExtensionRefFiltersResolveThroughTheHost) {
   EXPECT_THAT(out.reads, ElementsAre("extension Webhook gateway-conformance-infra/auth hit",
                                      "get Service gateway-conformance-infra/infra-backend-v1 hit",
                                      "get Gateway gateway-conformance-infra/same-namespace hit"));
+  // The Webhook goes to the gateways that hold the route (it is synced "toReferrers").
+  const sdk::ObjectRef webhook{"portico.io", "Webhook", "gateway-conformance-infra", "auth"};
+  EXPECT_THAT(out.links, ::testing::Contains(std::make_pair(webhook, PORTICO_LINK_REFERENCE)));
 }
 
 TEST_F(plugin_httproute, ConformanceRoutesAreAccepted) {
@@ -840,6 +844,76 @@ TEST_F(plugin_httproute, CrossFieldRules) {
         R"({"parentRefs":[{"name":"gw"},{"name":"gw","namespace":"other"}]})"}) {
     EXPECT_TRUE(Route(RouteWith(ok)).ok()) << ok;
   }
+}
+
+TEST_F(plugin_httproute, CorsFiltersAreAcceptedAndValidated) {
+  ApplyBase();
+  // HTTPRouteCORS's "cors-wildcard-methods-headers" and "cors-multiple-origins-methods-headers".
+  ProcessOutcome out = Route(InfraRoute(
+      R"("parentRefs":[{"name":"same-namespace"}],"rules":[)"
+      R"({"filters":[{"type":"CORS","cors":{"allowOrigins":["*"],"allowMethods":["*"],)"
+      R"("allowHeaders":["*"],"allowCredentials":true}}],"matches":[{"path":{)"
+      R"("type":"PathPrefix","value":"/cors-wildcard-methods-headers"}}],)"
+      R"("backendRefs":[{"name":"infra-backend-v1","port":8080}]},)"
+      R"({"filters":[{"type":"CORS","cors":{"allowOrigins":["https://www.foo.com",)"
+      R"("https://*.bar.com"],"allowMethods":["GET","OPTIONS"],"allowHeaders":["x-header-1",)"
+      R"("x-header-2"],"exposeHeaders":["x-header-3","x-header-4"],"allowCredentials":true,)"
+      R"("maxAge":3600}}],"matches":[{"path":{"type":"PathPrefix","value":"/cors-1"}}],)"
+      R"("backendRefs":[{"name":"infra-backend-v1","port":8080}]}])"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "Accepted"), "True/Accepted");
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "ResolvedRefs"),
+            "True/ResolvedRefs");
+  EXPECT_EQ(ParentCondition(*out.status_json, "same-namespace", "PartiallyInvalid"), "");
+  ASSERT_TRUE(out.synced.has_value());
+  EXPECT_THAT(*out.synced, HasSubstr(R"("rules":[{"index":0,)"));
+  EXPECT_THAT(*out.synced, HasSubstr(R"({"index":1,)"));
+  EXPECT_THAT(*out.synced, HasSubstr(R"("cors":{"allowOrigins":["https://www.foo.com",)"));
+
+  // The CRD's rules, checked by the processor itself (a schema-less host).
+  host_.set_validate_schema(false);
+  auto cors = [](std::string_view config, std::string_view more = "") {
+    return R"({"parentRefs":[{"name":"gw"}],"rules":[{"filters":[{"type":"CORS","cors":)" +
+           std::string(config) + "}" + std::string(more) + "]}]}";
+  };
+  struct Case {
+    std::string spec;
+    std::string message;
+  } cases[] = {
+      {cors(R"({"allowOrigins":["*","https://www.foo.com"]})"),
+       "HTTPRoute default/r: spec.rules[0].filters[0].cors.allowOrigins: cannot contain '*' "
+       "alongside other origins"},
+      {cors(R"({"allowOrigins":["www.foo.com"]})"),
+       "spec.rules[0].filters[0].cors.allowOrigins[0]: \"www.foo.com\" is not \"*\" or an origin"},
+      {cors(R"({"allowOrigins":["https://www.foo.com/path"]})"), "is not \"*\" or an origin"},
+      {cors(R"({"allowOrigins":["https://www.foo.com:0"]})"), "is not \"*\" or an origin"},
+      {cors(R"({"allowOrigins":["https://www.foo.com:65536"]})"), "is not \"*\" or an origin"},
+      {cors(R"({"allowOrigins":["h://www.foo.com"]})"), "is not \"*\" or an origin"},
+      {cors(R"({"allowOrigins":["https://a.com","https://a.com"]})"),
+       "cors.allowOrigins[1]: duplicate value \"https://a.com\""},
+      {cors(R"({"allowMethods":["GET","*"]})"),
+       "cors.allowMethods: cannot contain '*' alongside other methods"},
+      {cors(R"({"allowMethods":["FETCH"]})"),
+       "cors.allowMethods[0]: \"FETCH\" is not an HTTP method or \"*\""},
+      {cors(R"({"allowHeaders":["bad header"]})"),
+       "cors.allowHeaders[0]: \"bad header\" is not a valid header name"},
+      {cors(R"({"exposeHeaders":["x-a","x-a"]})"),
+       "cors.exposeHeaders[1]: duplicate value \"x-a\""},
+      {cors(R"({"allowCredentials":"yes"})"), "cors.allowCredentials: must be a boolean"},
+      {cors(R"({"maxAge":0})"), "cors.maxAge: must be at least 1 (seconds)"},
+      {cors("{}", R"(,{"type":"CORS","cors":{}})"),
+       "spec.rules[0].filters[1]: CORS filter cannot be repeated"},
+  };
+  for (const Case& c : cases) {
+    out = Route(RouteWith(c.spec));
+    EXPECT_EQ(out.status.code(), StatusCode::kInvalidArgument) << c.spec;
+    EXPECT_THAT(out.status.message(), HasSubstr(c.message)) << c.spec;
+  }
+  // What the CRD accepts: a lone wildcard host, an explicit port, other schemes, "*" headers.
+  EXPECT_TRUE(Route(RouteWith(cors(R"({"allowOrigins":["https://*","http://localhost:3000",)"
+                                   R"("app-scheme://x.y"],"allowHeaders":["*"],)"
+                                   R"("exposeHeaders":["*"],"maxAge":1})")))
+                  .ok());
 }
 
 }  // namespace

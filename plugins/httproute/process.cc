@@ -173,6 +173,10 @@ Status ProcessRoute(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proce
                         "");
     }
   }
+  if (any_accepted) {  // the route's Webhooks go where the route goes
+    for (const sdk::ObjectRef& filter : resolver.filters()) result.LinkReference(filter);
+  }
+
   result.SetStatus(status.EndArray().EndObject().Take());
   if (any_accepted) result.SetSynced(SyncedJson(obj, spec, parents, support));
   result.SetExport(ExportJson(spec));

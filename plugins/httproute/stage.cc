@@ -300,6 +300,39 @@ Status WriteMirror(JsonWriter& w, const rapidjson::Value& config, const std::str
   return OkStatus();
 }
 
+// WriteCors writes {"builtin": "cors", "allowOrigins", "allowMethods", "allowHeaders",
+// "exposeHeaders", "allowCredentials", "maxAge"} from an HTTPCORSFilter: lists as written (empty
+// when absent), credentials false and maxAge 5 (the CRD's default) when absent.
+Status WriteCors(JsonWriter& w, const rapidjson::Value& config, const std::string& field) {
+  w.BeginObject().Field("builtin", "cors");
+  for (const char* list : {"allowOrigins", "allowMethods", "allowHeaders", "exposeHeaders"}) {
+    PORTICO_ASSIGN_OR_RETURN(const rapidjson::Value* items, OptionalArray(config, list, field));
+    w.Key(list).BeginArray();
+    for (rapidjson::SizeType i = 0; items != nullptr && i < items->Size(); ++i) {
+      const rapidjson::Value& item = (*items)[i];
+      if (!item.IsString() || item.GetStringLength() == 0) {
+        return FieldError(At(Join(field, list), i), "must be a non-empty string");
+      }
+      w.String(std::string_view(item.GetString(), item.GetStringLength()));
+    }
+    w.EndArray();
+  }
+  bool credentials = false;
+  if (const rapidjson::Value* c = json::Find(config, "allowCredentials");
+      c != nullptr && !c->IsNull()) {
+    if (!c->IsBool()) return FieldError(field + ".allowCredentials", "must be a boolean");
+    credentials = c->GetBool();
+  }
+  w.Key("allowCredentials").Bool(credentials);
+  int64_t max_age = 5;
+  if (const rapidjson::Value* a = json::Find(config, "maxAge"); a != nullptr && !a->IsNull()) {
+    if (!a->IsInt64() || a->GetInt64() < 1) return FieldError(field + ".maxAge", "must be >= 1");
+    max_age = a->GetInt64();
+  }
+  w.Field("maxAge", max_age).EndObject();
+  return OkStatus();
+}
+
 // WriteFilter writes one filter of a filters list (a rule-level RequestRedirect is taken out by
 // the caller; a backend-level one is written as {"builtin": "redirect", ...}).
 Status WriteFilter(JsonWriter& w, const rapidjson::Value& f, const std::string& route_ns,
@@ -330,6 +363,10 @@ Status WriteFilter(JsonWriter& w, const rapidjson::Value& f, const std::string& 
     PORTICO_ASSIGN_OR_RETURN(const rapidjson::Value* config,
                              RequiredObject(f, "requestMirror", field));
     return WriteMirror(w, *config, field + ".requestMirror");
+  }
+  if (type == "CORS") {
+    PORTICO_ASSIGN_OR_RETURN(const rapidjson::Value* config, RequiredObject(f, "cors", field));
+    return WriteCors(w, *config, field + ".cors");
   }
   if (type == "RequestRedirect") {
     PORTICO_ASSIGN_OR_RETURN(const rapidjson::Value* config,
@@ -389,7 +426,34 @@ Status WriteTimeouts(JsonWriter& w, const rapidjson::Value& rule, const std::str
   return OkStatus();
 }
 
-// WriteAction writes "action" for a rule: backends, redirect, filters, timeouts.
+// WriteRetry writes "retry" ({"codes", "attempts", "backoffMs"}) for a rule that has one. Defaults
+// are Envoy Gateway's: 2 attempts (retries after the first try), a 25 ms backoff.
+Status WriteRetry(JsonWriter& w, const rapidjson::Value& rule, const std::string& field) {
+  const rapidjson::Value* retry = json::Find(rule, "retry");
+  if (retry == nullptr || retry->IsNull()) return OkStatus();  // no member: no retries
+  const std::string sub = field + ".retry";
+  if (!retry->IsObject()) return FieldError(sub, "must be an object");
+  w.Key("retry").BeginObject().Key("codes").BeginArray();
+  if (const rapidjson::Value* codes = json::Find(*retry, "codes"); codes && codes->IsArray()) {
+    for (const auto& c : codes->GetArray()) {
+      if (c.IsInt()) w.Int(c.GetInt());
+    }
+  }
+  w.EndArray();
+  w.Field("attempts", json::GetInt(*retry, "attempts").value_or(2));
+  int64_t backoff_ms = 25;
+  PORTICO_ASSIGN_OR_RETURN(std::optional<std::string> backoff,
+                           OptionalString(*retry, "backoff", sub));
+  if (backoff) {
+    StatusOr<int64_t> ms = ParseDurationMs(*backoff);
+    if (!ms.ok()) return FieldError(Join(sub, "backoff"), std::string(ms.status().message()));
+    backoff_ms = *ms;
+  }
+  w.Field("backoffMs", backoff_ms).EndObject();
+  return OkStatus();
+}
+
+// WriteAction writes "action" for a rule: backends, redirect, filters, timeouts, retry.
 Status WriteAction(JsonWriter& w, const rapidjson::Value& rule, const std::string& route_ns,
                    const std::string& field) {
   // The rule's RequestRedirect (at most one: the CRD forbids repeating it) replaces backends.
@@ -437,6 +501,7 @@ Status WriteAction(JsonWriter& w, const rapidjson::Value& rule, const std::strin
   }
   PORTICO_RETURN_IF_ERROR(WriteFilters(w, rule, route_ns, field, redirect));
   PORTICO_RETURN_IF_ERROR(WriteTimeouts(w, rule, field));
+  PORTICO_RETURN_IF_ERROR(WriteRetry(w, rule, field));
   w.EndObject();
   return OkStatus();
 }

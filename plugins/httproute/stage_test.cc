@@ -345,6 +345,37 @@ TEST_F(httproute_stage, PrecedenceKeysSortRulesInGatewayApiOrder) {
   EXPECT_THAT(keyed[3].first, HasSubstr("/t:01577836800500/"));  // fractional seconds
 }
 
+TEST_F(httproute_stage, CorsFiltersStage) {
+  // HTTPRouteCORS's first two routes as rules of one (condensed), and a backend-level filter.
+  constexpr char kCorsRoute[] = R"({"apiVersion":"gateway.networking.k8s.io/v1",
+  "kind":"HTTPRoute","metadata":{"name":"cors","namespace":"gateway-conformance-infra"},
+  "spec":{"parentRefs":[{"name":"same-namespace"}],"rules":[
+    {"matches":[{"path":{"type":"PathPrefix","value":"/cors-1"}}],
+     "filters":[{"type":"CORS","cors":{"allowOrigins":["https://www.foo.com","https://*.bar.com"],
+       "allowMethods":["GET","OPTIONS"],"allowHeaders":["x-header-1","x-header-2"],
+       "exposeHeaders":["x-header-3","x-header-4"],"allowCredentials":true,"maxAge":3600}}],
+     "backendRefs":[{"name":"infra-backend-v1","port":8080}]},
+    {"matches":[{"path":{"type":"PathPrefix","value":"/cors-2"}}],
+     "backendRefs":[{"name":"infra-backend-v1","port":8080,"filters":[{"type":"CORS",
+       "cors":{"allowOrigins":["https://www.foo.com"],"allowMethods":["*"]}}]}]}]}})";
+  StageOutcome out =
+      Stage({FakeChange::Upsert(Ref("gateway-conformance-infra", "cors"), Synced(kCorsRoute))});
+  ASSERT_TRUE(out.ok()) << out.status;
+  ASSERT_THAT(out.nacks, IsEmpty()) << out.nacks[0].second;
+  const std::string& json = out.puts.at({kFormat, "httproute/gateway-conformance-infra/cors"}).json;
+  EXPECT_THAT(json, HasSubstr(R"("filters":[{"builtin":"cors",)"
+                              R"("allowOrigins":["https://www.foo.com","https://*.bar.com"],)"
+                              R"("allowMethods":["GET","OPTIONS"],)"
+                              R"("allowHeaders":["x-header-1","x-header-2"],)"
+                              R"("exposeHeaders":["x-header-3","x-header-4"],)"
+                              R"("allowCredentials":true,"maxAge":3600}])"));
+  // Absent members: empty lists, no credentials, the CRD's default maxAge of 5 seconds.
+  EXPECT_THAT(json, HasSubstr(R"("weight":1,"filters":[{"builtin":"cors",)"
+                              R"("allowOrigins":["https://www.foo.com"],"allowMethods":["*"],)"
+                              R"("allowHeaders":[],"exposeHeaders":[],)"
+                              R"("allowCredentials":false,"maxAge":5}]})"));
+}
+
 TEST_F(httproute_stage, DurationsAreMilliseconds) {
   struct Case {
     const char* duration;
@@ -364,6 +395,25 @@ TEST_F(httproute_stage, DurationsAreMilliseconds) {
                           R"(,"backendRequestMs":0})"))
         << c.duration;
   }
+}
+
+TEST_F(httproute_stage, RetryPoliciesAreStagedWithDefaults) {
+  std::string view = RouteView("infra", "t", "",
+                               R"([{"index":0,"retry":{"codes":[500,503],"attempts":3,)"
+                               R"("backoff":"100ms"}},{"index":1,"retry":{}},{"index":2}])");
+  StageOutcome out = Stage({FakeChange::Upsert(Ref("infra", "t"), view)});
+  ASSERT_TRUE(out.ok()) << out.status;
+  ASSERT_THAT(out.nacks, IsEmpty()) << out.nacks[0].second;
+  const std::string& json = out.puts.at({kFormat, "httproute/infra/t"}).json;
+  EXPECT_THAT(json, HasSubstr(R"("retry":{"codes":[500,503],"attempts":3,"backoffMs":100})"));
+  // An empty retry gets Envoy Gateway's defaults; a rule without one has no member at all.
+  EXPECT_THAT(json, HasSubstr(R"("retry":{"codes":[],"attempts":2,"backoffMs":25})"));
+  size_t count = 0;
+  for (size_t at = json.find("\"retry\""); at != std::string::npos;
+       at = json.find("\"retry\"", at + 1)) {
+    ++count;
+  }
+  EXPECT_EQ(count, 2u);
 }
 
 TEST_F(httproute_stage, DeleteClearsTheEntry) {
@@ -409,8 +459,12 @@ TEST_F(httproute_stage, UntranslatableViewsAreNackedAndKeepTheirLastGoodEntry) {
        "rules[0].matches[0].headers[0].type: match type \"Prefix\" is not supported"},
       {rules(R"([{"index":0,"backendRefs":[{"name":"svc","port":80}]}])"),
        "rules[0].backendRefs[0].key: is required (an unresolved view)"},
-      {rules(R"([{"index":0,"filters":[{"type":"CORS","cors":{}}]}])"),
-       "rules[0].filters[0].type: filter type \"CORS\" is not supported"},
+      {rules(R"([{"index":0,"filters":[{"type":"ExternalAuth","externalAuth":{}}]}])"),
+       "rules[0].filters[0].type: filter type \"ExternalAuth\" is not supported"},
+      {rules(R"([{"index":0,"filters":[{"type":"CORS","cors":{"maxAge":0}}]}])"),
+       "rules[0].filters[0].cors.maxAge: must be >= 1"},
+      {rules(R"([{"index":0,"filters":[{"type":"CORS","cors":{"allowOrigins":[7]}}]}])"),
+       "rules[0].filters[0].cors.allowOrigins[0]: must be a non-empty string"},
       {rules(R"([{"index":0,"filters":[{"type":"RequestHeaderModifier"}]}])"),
        "rules[0].filters[0].requestHeaderModifier: must be an object"},
       {rules(R"([{"index":0,"timeouts":{"request":"1d"}}])"),

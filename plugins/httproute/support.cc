@@ -8,10 +8,13 @@ namespace {
 
 std::optional<std::string> UnsupportedFilter(const rapidjson::Value& owner,
                                              const std::string& where) {
-  static const std::set<std::string> kSupported = {
-      "RequestHeaderModifier", "ResponseHeaderModifier",
-      "RequestRedirect",       "URLRewrite",
-      "RequestMirror",         "ExtensionRef"};
+  static const std::set<std::string> kSupported = {"RequestHeaderModifier",
+                                                   "ResponseHeaderModifier",
+                                                   "RequestRedirect",
+                                                   "URLRewrite",
+                                                   "RequestMirror",
+                                                   "ExtensionRef",
+                                                   "CORS"};
   const rapidjson::Value* filters = json::Find(owner, "filters");
   if (filters == nullptr || !filters->IsArray()) return std::nullopt;
   for (const auto& f : filters->GetArray()) {
@@ -24,7 +27,7 @@ std::optional<std::string> UnsupportedFilter(const rapidjson::Value& owner,
 }  // namespace
 
 std::optional<std::string> UnsupportedFeature(const rapidjson::Value& rule) {
-  for (const char* field : {"retry", "sessionPersistence"}) {
+  for (const char* field : {"sessionPersistence"}) {
     const rapidjson::Value* v = json::Find(rule, field);
     if (v != nullptr && !v->IsNull()) return std::string(field) + " is not supported";
   }

@@ -2,10 +2,10 @@
 // do not is invalid and dropped: the route stays Accepted with PartiallyInvalid=True (reason
 // UnsupportedValue, message "Dropped Rule ...") when other rules remain, and is
 // Accepted=False/UnsupportedValue when no rule remains (the Gateway API's "drop rules"
-// approach). Unsupported today: the CORS and ExternalAuth filters, rule retry and
-// sessionPersistence. Supported: path (Exact, PathPrefix, RegularExpression), header, query and
-// method matches, RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite,
-// RequestMirror, ExtensionRef filters, timeouts, weights.
+// approach). Unsupported today: the ExternalAuth filter, rule retry and sessionPersistence.
+// Supported: path (Exact, PathPrefix, RegularExpression), header, query and method matches,
+// RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite, RequestMirror,
+// CORS, ExtensionRef filters, timeouts, weights.
 // Threading: pure functions.
 #ifndef PORTICO_PLUGINS_HTTPROUTE_SUPPORT_H_
 #define PORTICO_PLUGINS_HTTPROUTE_SUPPORT_H_

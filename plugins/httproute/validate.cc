@@ -231,6 +231,19 @@ Status CheckTimeouts(const rapidjson::Value& rule, const std::string& field) {
   return OkStatus();
 }
 
+// CheckRetry: rules[].retry (GEP-1731): codes are 4xx/5xx (the schema), attempts >= 0, backoff a
+// duration.
+Status CheckRetry(const rapidjson::Value& rule, const std::string& field) {
+  const rapidjson::Value* retry = json::Find(rule, "retry");
+  if (retry == nullptr || retry->IsNull()) return OkStatus();
+  if (const rapidjson::Value* b = json::Find(*retry, "backoff"); b != nullptr && !b->IsNull()) {
+    if (!b->IsString() || !sdk::names::ParseDuration(b->GetString())) {
+      return FieldError(field + ".retry.backoff", "must be a duration such as \"100ms\" or \"1s\"");
+    }
+  }
+  return OkStatus();
+}
+
 Status CheckRule(const rapidjson::Value& rule, const std::string& field) {
   if (!rule.IsObject()) return FieldError(field, "must be an object");
   if (const rapidjson::Value* matches = Array(rule, "matches")) {
@@ -257,6 +270,7 @@ Status CheckRule(const rapidjson::Value& rule, const std::string& field) {
       }
     }
   }
+  PORTICO_RETURN_IF_ERROR(CheckRetry(rule, field));
   return CheckTimeouts(rule, field);
 }
 

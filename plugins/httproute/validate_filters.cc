@@ -171,6 +171,86 @@ Status CheckExtensionRef(const rapidjson::Value& e, const std::string& field) {
   return OkStatus();
 }
 
+// IsCorsOrigin: the CRD's CORSOrigin pattern, "scheme://host[:port]" with a port of 1-65535
+// (the pattern allows five digits; the field's documentation limits the range).
+bool IsCorsOrigin(std::string_view s) {
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  const size_t sep = s.find("://");
+  if (sep == std::string_view::npos || sep < 2 || s.size() > 253) return false;
+  if (!alpha(s[0])) return false;
+  for (char c : s.substr(1, sep - 1)) {
+    if (!alpha(c) && !digit(c) && c != '+' && c != '.' && c != '-') return false;
+  }
+  std::string_view rest = s.substr(sep + 3);
+  const size_t colon = rest.find(':');
+  std::string_view host = rest.substr(0, colon);
+  if (host.empty() || host.find_first_of("/?#") != std::string_view::npos) return false;
+  if (colon == std::string_view::npos) return true;
+  std::string_view port = rest.substr(colon + 1);
+  if (port.empty() || port.size() > 5) return false;
+  int64_t value = 0;
+  for (char c : port) {
+    if (!digit(c)) return false;
+    value = value * 10 + (c - '0');
+  }
+  return value >= 1 && value <= 65535;
+}
+
+// CheckCorsList checks list member `list` of an HTTPCORSFilter: at most `max` items each `valid`,
+// no duplicates (the CRD's listType=set), and, when `lone_wildcard`, "*" only alone.
+Status CheckCorsList(const rapidjson::Value& cors, const char* list, const std::string& field,
+                     size_t max, bool (*valid)(std::string_view), const char* what,
+                     bool lone_wildcard) {
+  const rapidjson::Value* items = json::Find(cors, list);
+  if (items == nullptr || items->IsNull()) return OkStatus();
+  const std::string sub = field + "." + list;
+  if (!items->IsArray()) return FieldError(sub, "must be an array");
+  if (items->Size() > max) return FieldError(sub, "must have at most " + std::to_string(max));
+  std::set<std::string> seen;
+  for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
+    const rapidjson::Value& v = (*items)[i];
+    std::string item = v.IsString() ? std::string(v.GetString(), v.GetStringLength()) : "";
+    if (!valid(item)) return FieldError(At(sub, i), Quoted(item) + " is not " + what);
+    if (!seen.insert(item).second) return FieldError(At(sub, i), "duplicate value " + Quoted(item));
+  }
+  // CEL: AllowOrigins (AllowMethods) cannot contain '*' alongside other origins (methods).
+  if (lone_wildcard && seen.count("*") > 0 && seen.size() > 1) {
+    return FieldError(sub, std::string("cannot contain '*' alongside other ") +
+                               (std::string_view(list) == "allowOrigins" ? "origins" : "methods"));
+  }
+  return OkStatus();
+}
+
+Status CheckCors(const rapidjson::Value& cors, const std::string& field) {
+  PORTICO_RETURN_IF_ERROR(CheckCorsList(
+      cors, "allowOrigins", field, 64,
+      [](std::string_view s) { return s == "*" || IsCorsOrigin(s); },
+      "\"*\" or an origin scheme://host[:port]", /*lone_wildcard=*/true));
+  PORTICO_RETURN_IF_ERROR(CheckCorsList(
+      cors, "allowMethods", field, 9,
+      [](std::string_view s) {
+        static const std::set<std::string, std::less<>> kMethods = {
+            "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "*"};
+        return kMethods.count(s) > 0;
+      },
+      "an HTTP method or \"*\"", /*lone_wildcard=*/true));
+  for (const char* list : {"allowHeaders", "exposeHeaders"}) {
+    PORTICO_RETURN_IF_ERROR(CheckCorsList(
+        cors, list, field, 64, [](std::string_view s) { return sdk::names::IsHeaderName(s); },
+        "a valid header name", /*lone_wildcard=*/false));
+  }
+  if (const rapidjson::Value* c = json::Find(cors, "allowCredentials");
+      c != nullptr && !c->IsNull() && !c->IsBool()) {
+    return FieldError(field + ".allowCredentials", "must be a boolean");
+  }
+  if (const rapidjson::Value* age = json::Find(cors, "maxAge");
+      age != nullptr && (!age->IsInt64() || age->GetInt64() < 1 || age->GetInt64() > INT32_MAX)) {
+    return FieldError(field + ".maxAge", "must be at least 1 (seconds)");
+  }
+  return OkStatus();
+}
+
 // UsesReplacePrefixMatch: a RequestRedirect or URLRewrite filter of `type` rewriting the prefix.
 bool UsesReplacePrefixMatch(const rapidjson::Value& filter, const char* member) {
   const rapidjson::Value* config = json::Find(filter, member);
@@ -229,6 +309,8 @@ Status ValidateFilters(const rapidjson::Value& filters, const rapidjson::Value& 
       PORTICO_RETURN_IF_ERROR(CheckMirror(config, config_field));
     } else if (type == "ExtensionRef") {
       PORTICO_RETURN_IF_ERROR(CheckExtensionRef(config, config_field));
+    } else if (type == "CORS") {
+      PORTICO_RETURN_IF_ERROR(CheckCors(config, config_field));
     }
     // CEL: When using RequestRedirect (URLRewrite) filter with path.replacePrefixMatch, exactly
     // one PathPrefix match must be specified.
@@ -244,7 +326,7 @@ Status ValidateFilters(const rapidjson::Value& filters, const rapidjson::Value& 
     size_t n = ++count[type];
     // CEL: <Type> filter cannot be repeated.
     if (n > 1 && (type == "RequestHeaderModifier" || type == "ResponseHeaderModifier" ||
-                  type == "RequestRedirect" || type == "URLRewrite")) {
+                  type == "RequestRedirect" || type == "URLRewrite" || type == "CORS")) {
       return FieldError(sub, type + " filter cannot be repeated");
     }
   }

@@ -160,38 +160,4 @@ TlsMaterial CheckTlsMaterial(std::string_view cert_pem, std::string_view key_pem
   return m;
 }
 
-std::optional<std::string> Base64Decode(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  if (in.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  out.reserve(in.size() / 4 * 3);
-  for (size_t i = 0; i < in.size(); i += 4) {
-    int v[4];
-    int padding = 0;
-    for (int j = 0; j < 4; ++j) {
-      char c = in[i + j];
-      if (c == '=' && i + 4 == in.size() && j >= 2) {
-        v[j] = 0;
-        ++padding;
-        continue;
-      }
-      if (padding > 0) return std::nullopt;  // data after padding
-      v[j] = value(c);
-      if (v[j] < 0) return std::nullopt;
-    }
-    uint32_t n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out += static_cast<char>((n >> 16) & 0xff);
-    if (padding < 2) out += static_cast<char>((n >> 8) & 0xff);
-    if (padding < 1) out += static_cast<char>(n & 0xff);
-  }
-  return out;
-}
-
 }  // namespace portico::plugins::secret

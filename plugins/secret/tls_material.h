@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "portico/sdk/secret_data.h"
+
 namespace portico::plugins::secret {
 
 // TlsMaterial is the secret-free summary of a certificate and key pair.
@@ -36,8 +38,8 @@ TlsMaterial CheckTlsMaterial(std::string_view cert_pem, std::string_view key_pem
 // Sha256 returns the hex SHA-256 of `a` followed by `b` ("" if OpenSSL fails).
 std::string Sha256(std::string_view a, std::string_view b = {});
 
-// Base64Decode decodes standard, padded base64; nullopt when malformed.
-std::optional<std::string> Base64Decode(std::string_view in);
+// Base64Decode decodes standard, padded base64 (the SDK's); nullopt when malformed.
+using sdk::Base64Decode;
 
 }  // namespace portico::plugins::secret
 

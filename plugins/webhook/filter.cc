@@ -3,6 +3,11 @@
 // go on, any other answer is returned to the client as it is, and a failed call (timeout,
 // refused, reset) follows failurePolicy (Ignore: go on; Fail: 500).
 //
+// The call's path, custom headers and body are templates over the request (template.h), filled
+// per request; an absent value follows missingValue (Omit, Empty, Fail with missingStatus).
+// Passive health: after health.consecutiveFailures failed calls in a row the target is not
+// called for unhealthyFor (requests follow failurePolicy); one answered call resets the count.
+//
 // Header lists: forwardHeaders are copied from the client request onto the call;
 // upstreamHeaders from a 2xx answer onto the request sent upstream; responseHeaders from the
 // answer onto what the client gets (the denial itself, or the upstream's response when allowed:
@@ -10,12 +15,15 @@
 //
 // Threading: a WebhookFilter is immutable after creation and shared by every worker; per-request
 // data lives in its RequestState.
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "process.h"
+#include "template.h"
 #include "validate.h"
 
 namespace portico::plugins::webhook {
@@ -36,19 +44,37 @@ std::vector<std::string> Strings(const rapidjson::Value& doc, const char* key) {
   return out;
 }
 
+// CallShape is what a Webhook's call is made of, parsed from its synced view.
+struct CallShape {
+  std::string backend;  // "namespace/service:port", or "" for a URL target
+  std::string origin;   // "http://host:port" of a URL target
+  Template path;
+  std::string method;
+  int64_t timeout_ms = 0;
+  bool fail_open = false;
+  std::vector<std::string> forward, upstream, response;
+  struct Header {
+    std::string name;
+    std::optional<Template> value;  // a template, or
+    std::string literal;            // a Secret's value
+  };
+  std::vector<Header> headers;
+  std::optional<Template> body;
+  Missing missing = Missing::kOmit;
+  int missing_status = 400;
+  int health_failures = 0;  // 0: no passive health check
+  int64_t unhealthy_ms = 0;
+};
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 class WebhookFilter : public sdk::Filter {
  public:
-  WebhookFilter(std::string backend, std::string url, std::string method, int64_t timeout_ms,
-                bool fail_open, std::vector<std::string> forward, std::vector<std::string> upstream,
-                std::vector<std::string> response)
-      : backend_(std::move(backend)),
-        url_(std::move(url)),
-        method_(std::move(method)),
-        timeout_ms_(timeout_ms),
-        fail_open_(fail_open),
-        forward_(std::move(forward)),
-        upstream_(std::move(upstream)),
-        response_(std::move(response)) {}
+  explicit WebhookFilter(CallShape shape) : shape_(std::move(shape)) {}
 
   std::unique_ptr<sdk::RequestState> NewState() override {
     return std::make_unique<AllowedState>();
@@ -56,21 +82,61 @@ class WebhookFilter : public sdk::Filter {
 
   portico_filter_status OnRequest(const sdk::HttpView& request,
                                   const sdk::FilterHost& host) override {
+    if (shape_.health_failures > 0 && NowMs() < open_until_ms_.load(std::memory_order_relaxed)) {
+      return Failed(request);  // marked unhealthy: not called
+    }
+    const RequestValues values = [&request](std::string_view name) -> std::optional<std::string> {
+      std::string_view target = request.Path();
+      if (name == "method") return std::string(request.Method());
+      if (name == "path") return std::string(target.substr(0, target.find('?')));
+      if (name == "query") return std::string(request.Query());
+      if (name == "host") return std::string(request.Authority());
+      if (name == "client_ip") return std::string(request.ClientAddress());
+      if (name == "route") return std::string(request.Route());
+      if (name == "rule") return std::string(request.RuleName());
+      if (name.rfind("header.", 0) == 0) {
+        auto v = request.Header(name.substr(7));
+        return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
+      }
+      auto v = request.QueryParam(name.substr(6));  // "query.NAME"
+      return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
+    };
+    std::string url = shape_.origin;
+    if (!shape_.path.Render(values, shape_.missing, &url, &PathEscape) &&
+        shape_.missing == Missing::kFail) {
+      return MissingValue(request);
+    }
     std::string headers;
-    for (const std::string& name : forward_) {
+    for (const std::string& name : shape_.forward) {
       for (size_t n = 0;; ++n) {
         std::optional<std::string_view> value = request.Header(name, n);
         if (!value) break;
         headers.append(name).append(": ").append(*value).append("\r\n");
       }
     }
+    for (const CallShape::Header& h : shape_.headers) {
+      std::string value;
+      if (!h.value) {
+        value = h.literal;
+      } else if (!h.value->Render(values, shape_.missing, &value)) {
+        if (shape_.missing == Missing::kFail) return MissingValue(request);
+        continue;  // Omit: this header is not sent
+      }
+      headers.append(h.name).append(": ").append(value).append("\r\n");
+    }
+    std::string body;
+    if (shape_.body && !shape_.body->Render(values, shape_.missing, &body) &&
+        shape_.missing == Missing::kFail) {
+      return MissingValue(request);
+    }
     portico_http_call call{};
     call.struct_size = sizeof(call);
-    call.method = sdk::Str(method_);
-    call.url = sdk::Str(url_);
+    call.method = sdk::Str(shape_.method);
+    call.url = sdk::Str(url);
     call.headers = sdk::Str(headers);
-    call.timeout_ms = timeout_ms_;
-    call.backend = sdk::Str(backend_);
+    call.body = sdk::Str(body);
+    call.timeout_ms = shape_.timeout_ms;
+    call.backend = sdk::Str(shape_.backend);
     AllowedState* state = host.State<AllowedState>();
     Status started = host.HttpCall(
         call, [this, state](const sdk::HttpResponse& answer, const sdk::HttpView& view) {
@@ -91,14 +157,18 @@ class WebhookFilter : public sdk::Filter {
 
  private:
   portico_filter_status Decide(const sdk::HttpResponse& answer, const sdk::HttpView& request,
-                               AllowedState* state) const {
-    if (answer.status == 0) return Failed(request);
+                               AllowedState* state) {
+    if (answer.status == 0) {
+      CountFailure();
+      return Failed(request);
+    }
+    failures_.store(0, std::memory_order_relaxed);
     if (answer.status >= 200 && answer.status < 300) {
-      for (const std::string& name : upstream_) {
+      for (const std::string& name : shape_.upstream) {
         if (auto value = answer.Header(name)) request.SetHeader(name, *value);
       }
       if (state != nullptr) {
-        for (const std::string& name : response_) {
+        for (const std::string& name : shape_.response) {
           if (auto value = answer.Header(name)) {
             state->response_headers.emplace_back(name, std::string(*value));
           }
@@ -108,27 +178,36 @@ class WebhookFilter : public sdk::Filter {
     }
     // Denied: the webhook's answer goes back as it is (status, allowed headers, body).
     request.Respond(answer.status, answer.body);
-    for (const std::string& name : response_) {
+    for (const std::string& name : shape_.response) {
       if (auto value = answer.Header(name)) request.ReplyHeader(name, *value);
     }
     if (auto type = answer.Header("content-type")) request.ReplyHeader("Content-Type", *type);
     return PORTICO_FILTER_RESPOND;
   }
 
+  // CountFailure marks the target unhealthy after health_failures failed calls in a row.
+  void CountFailure() {
+    if (shape_.health_failures == 0) return;
+    if (failures_.fetch_add(1, std::memory_order_relaxed) + 1 >= shape_.health_failures) {
+      failures_.store(0, std::memory_order_relaxed);
+      open_until_ms_.store(NowMs() + shape_.unhealthy_ms, std::memory_order_relaxed);
+    }
+  }
+
   portico_filter_status Failed(const sdk::HttpView& request) const {
-    if (fail_open_) return PORTICO_FILTER_CONTINUE;
+    if (shape_.fail_open) return PORTICO_FILTER_CONTINUE;
     request.Respond(500, "webhook unavailable\n");
     return PORTICO_FILTER_RESPOND;
   }
 
-  const std::string backend_;  // "namespace/service:port", or "" for a URL target
-  const std::string url_;      // path (backend) or http://host:port/path
-  const std::string method_;
-  const int64_t timeout_ms_;
-  const bool fail_open_;
-  const std::vector<std::string> forward_;
-  const std::vector<std::string> upstream_;
-  const std::vector<std::string> response_;
+  portico_filter_status MissingValue(const sdk::HttpView& request) const {
+    request.Respond(shape_.missing_status, "a value the webhook call needs is missing\n");
+    return PORTICO_FILTER_RESPOND;
+  }
+
+  const CallShape shape_;
+  std::atomic<int> failures_{0};  // failed calls in a row (every worker)
+  std::atomic<int64_t> open_until_ms_{0};
 };
 
 }  // namespace
@@ -144,13 +223,12 @@ StatusOr<std::unique_ptr<sdk::Filter>> CreateWebhookFilter(std::string_view conf
   if (json::Find(doc, "tls") != nullptr) {
     return UnimplementedError("Webhook filter config: tls targets are not served yet");
   }
-  const std::string path = json::GetString(doc, "path", "/");
-  std::string backend, url;
+  CallShape shape;
+  PORTICO_ASSIGN_OR_RETURN(shape.path, Template::Parse(json::GetString(doc, "path", "/"), "path"));
   if (const rapidjson::Value* service = json::Find(*target, "service")) {
-    backend = json::GetString(*service, "namespace", "") + "/" +
-              json::GetString(*service, "name", "") + ":" +
-              std::to_string(json::GetInt(*service, "port").value_or(0));
-    url = path;
+    shape.backend = json::GetString(*service, "namespace", "") + "/" +
+                    json::GetString(*service, "name", "") + ":" +
+                    std::to_string(json::GetInt(*service, "port").value_or(0));
   } else {
     const std::string scheme = json::GetString(*target, "scheme", "http");
     if (scheme != "http") {
@@ -158,13 +236,46 @@ StatusOr<std::unique_ptr<sdk::Filter>> CreateWebhookFilter(std::string_view conf
     }
     std::string host = json::GetString(*target, "host", "");
     if (host.find(':') != std::string::npos) host = "[" + host + "]";
-    url =
-        "http://" + host + ":" + std::to_string(json::GetInt(*target, "port").value_or(80)) + path;
+    shape.origin =
+        "http://" + host + ":" + std::to_string(json::GetInt(*target, "port").value_or(80));
   }
-  return std::unique_ptr<sdk::Filter>(new WebhookFilter(
-      std::move(backend), std::move(url), json::GetString(doc, "method", "POST"), *timeout,
-      json::GetString(doc, "failurePolicy", "Fail") == "Ignore", Strings(doc, "forwardHeaders"),
-      Strings(doc, "upstreamHeaders"), Strings(doc, "responseHeaders")));
+  shape.method = json::GetString(doc, "method", "POST");
+  shape.timeout_ms = *timeout;
+  shape.fail_open = json::GetString(doc, "failurePolicy", "Fail") == "Ignore";
+  shape.forward = Strings(doc, "forwardHeaders");
+  shape.upstream = Strings(doc, "upstreamHeaders");
+  shape.response = Strings(doc, "responseHeaders");
+  if (const rapidjson::Value* request = json::Find(doc, "request");
+      request && request->IsObject()) {
+    if (const rapidjson::Value* headers = json::Find(*request, "headers");
+        headers != nullptr && headers->IsArray()) {
+      for (const auto& h : headers->GetArray()) {
+        CallShape::Header header;
+        header.name = json::GetString(h, "name");
+        if (const rapidjson::Value* literal = json::Find(h, "literal")) {
+          header.literal = literal->IsString() ? literal->GetString() : "";
+        } else {
+          PORTICO_ASSIGN_OR_RETURN(header.value, Template::Parse(json::GetString(h, "value"),
+                                                                 "request.headers." + header.name));
+        }
+        shape.headers.push_back(std::move(header));
+      }
+    }
+    if (const rapidjson::Value* body = json::Find(*request, "body"); body && body->IsString()) {
+      PORTICO_ASSIGN_OR_RETURN(shape.body, Template::Parse(body->GetString(), "request.body"));
+    }
+    const std::string missing = json::GetString(*request, "missingValue", "Omit");
+    shape.missing = missing == "Fail"    ? Missing::kFail
+                    : missing == "Empty" ? Missing::kEmpty
+                                         : Missing::kOmit;
+    shape.missing_status = static_cast<int>(json::GetInt(*request, "missingStatus").value_or(400));
+  }
+  if (const rapidjson::Value* health = json::Find(doc, "health"); health && health->IsObject()) {
+    shape.health_failures =
+        static_cast<int>(json::GetInt(*health, "consecutiveFailures").value_or(0));
+    shape.unhealthy_ms = json::GetInt(*health, "unhealthyForMs").value_or(0);
+  }
+  return std::unique_ptr<sdk::Filter>(new WebhookFilter(std::move(shape)));
 }
 
 // StageWebhook contributes each Webhook as a filter_binding.v1 entry: its id is the Webhook's

@@ -3,10 +3,12 @@
 
 #include <arpa/inet.h>
 
+#include <map>
 #include <optional>
 #include <string>
 
 #include "portico/sdk/json_writer.h"
+#include "portico/sdk/secret_data.h"
 #include "validate.h"
 
 namespace portico::plugins::webhook {
@@ -72,6 +74,36 @@ bool IsIpLiteral(const std::string& host) {
          inet_pton(AF_INET6, host.c_str(), buffer) == 1;
 }
 
+// ResolveSecretHeaders fills the value of every header taken from a Secret (same namespace as
+// the Webhook); a missing Secret or key is a ResolvedRefs=False condition.
+std::optional<sdk::Condition> ResolveSecretHeaders(WebhookSpec* spec, const std::string& ns,
+                                                   sdk::ProcessContext& ctx) {
+  for (size_t i = 0; i < spec->request_headers.size(); ++i) {
+    CustomHeader& h = spec->request_headers[i];
+    if (h.secret_name.empty()) continue;
+    const std::string field =
+        "spec.request.headers[" + std::to_string(i) + "].valueFrom.secretKeyRef";
+    const std::string secret = "Secret " + ns + "/" + h.secret_name;
+    std::optional<std::string> data = ctx.GetSecret(ns, h.secret_name);
+    auto doc = data ? json::Parse(*data, secret) : StatusOr<rapidjson::Document>(NotFoundError(""));
+    std::optional<std::string> value;
+    if (doc.ok()) {
+      std::map<std::string, std::string> values = sdk::SecretData(*doc);
+      if (auto it = values.find(h.secret_key); it != values.end()) {
+        value = sdk::Base64Decode(it->second);
+      }
+    }
+    if (!value) {
+      return sdk::Condition{
+          "ResolvedRefs", "False", "InvalidSecretRef",
+          field + ": " + secret +
+              (data ? " has no (base64) key " + h.secret_key : " does not exist")};
+    }
+    h.value = std::move(*value);
+  }
+  return std::nullopt;
+}
+
 std::string SyncedJson(const sdk::Object& obj, const WebhookSpec& spec) {
   const std::string& ns = obj.ref().ns;
   sdk::JsonWriter w;
@@ -90,6 +122,20 @@ std::string SyncedJson(const sdk::Object& obj, const WebhookSpec& spec) {
   WriteList(w, "forwardHeaders", spec.forward_headers);
   WriteList(w, "upstreamHeaders", spec.upstream_headers);
   WriteList(w, "responseHeaders", spec.response_headers);
+  // Secret values travel as literals (never parsed as templates), only to gateways that hold a
+  // route using this Webhook (sync "toReferrers").
+  w.Key("request").BeginObject().Key("headers").BeginArray();
+  for (const CustomHeader& h : spec.request_headers) {
+    w.BeginObject().Field("name", h.name);
+    w.Field(h.secret_name.empty() ? "value" : "literal", h.value).EndObject();
+  }
+  w.EndArray();
+  if (spec.body) w.Field("body", *spec.body);
+  w.Field("missingValue", spec.missing).Field("missingStatus", spec.missing_status).EndObject();
+  if (spec.health_failures > 0) {
+    w.Key("health").BeginObject().Field("consecutiveFailures", spec.health_failures);
+    w.Field("unhealthyForMs", spec.health_unhealthy_ms).EndObject();
+  }
   if (spec.tls) {
     w.Key("tls").BeginObject().Key("insecureSkipVerify").Bool(spec.insecure_skip_verify);
     if (!spec.ca_name.empty()) {
@@ -130,14 +176,18 @@ Status ProcessWebhook(const sdk::Object& obj, sdk::ProcessContext& ctx,
   std::optional<sdk::Condition> bad;
   if (spec->has_service) bad = CheckService(*spec, obj.ref().ns, ctx);
   if (!bad && !spec->ca_name.empty()) bad = CheckCa(*spec, obj.ref().ns, ctx);
+  if (!bad) bad = ResolveSecretHeaders(&*spec, obj.ref().ns, ctx);
   if (bad) resolved = *bad;
 
-  if (accepted.status == "True") result.SetSynced(SyncedJson(obj, *spec));
+  // Not synced without its Secret values: its rules answer 500 rather than call without them.
+  const bool usable = accepted.status == "True" &&
+                      (resolved.status == "True" || resolved.reason != "InvalidSecretRef");
+  if (usable) result.SetSynced(SyncedJson(obj, *spec));
   sdk::JsonWriter exported;
   exported.BeginObject()
       .Field("filterType", kFilterType)
       .Field("failurePolicy", spec->failure_policy);
-  if (accepted.status == "True") result.SetExport(exported.EndObject().Take());
+  if (usable) result.SetExport(exported.EndObject().Take());
   sdk::JsonWriter status;
   status.BeginObject();
   sdk::WriteConditions(status, {accepted, resolved}, obj.generation());

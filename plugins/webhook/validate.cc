@@ -7,6 +7,7 @@
 #include <string>
 
 #include "portico/sdk/names.h"
+#include "template.h"
 
 namespace portico::plugins::webhook {
 namespace {
@@ -122,6 +123,84 @@ StatusOr<UrlTarget> ParseUrl(const std::string& url, const std::string& field) {
   return out;
 }
 
+// ParseRequest reads spec.request: custom headers (templates or Secret keys), the body template
+// and the presence policy.
+Status ParseRequest(const rapidjson::Value& spec, WebhookSpec* out) {
+  const rapidjson::Value* request = json::Find(spec, "request");
+  if (request == nullptr || !request->IsObject()) return OkStatus();
+  std::set<std::string> seen;
+  if (const rapidjson::Value* headers = json::Find(*request, "headers");
+      headers != nullptr && headers->IsArray()) {
+    for (rapidjson::SizeType i = 0; i < headers->Size(); ++i) {
+      const std::string field = "spec.request.headers[" + std::to_string(i) + "]";
+      const rapidjson::Value& h = (*headers)[i];
+      CustomHeader header;
+      header.name = Lower(json::GetString(h, "name"));
+      if (!sdk::names::IsHeaderName(header.name)) {
+        return FieldError(field + ".name", Quoted(header.name) + " is not a valid header name");
+      }
+      if (IsHopByHop(header.name)) {
+        return FieldError(
+            field + ".name",
+            Quoted(header.name) + " is a hop-by-hop or framing header and cannot be set");
+      }
+      if (!seen.insert(header.name).second) {
+        return FieldError(field + ".name", "duplicate header " + Quoted(header.name));
+      }
+      const rapidjson::Value* value = json::Find(h, "value");
+      const rapidjson::Value* from = json::Find(h, "valueFrom");
+      if ((value != nullptr) == (from != nullptr)) {
+        return FieldError(field, "exactly one of value and valueFrom must be set");
+      }
+      if (value != nullptr) {
+        header.value = value->IsString() ? value->GetString() : "";
+        PORTICO_RETURN_IF_ERROR(Template::Parse(header.value, field + ".value").status());
+      } else {
+        const rapidjson::Value* ref = json::Find(*from, "secretKeyRef");
+        header.secret_name = ref != nullptr ? json::GetString(*ref, "name") : "";
+        header.secret_key = ref != nullptr ? json::GetString(*ref, "key") : "";
+        if (header.secret_name.empty() || header.secret_key.empty()) {
+          return FieldError(field + ".valueFrom.secretKeyRef", "needs name and key");
+        }
+      }
+      out->request_headers.push_back(std::move(header));
+    }
+  }
+  if (const rapidjson::Value* body = json::Find(*request, "body"); body && body->IsString()) {
+    out->body = body->GetString();
+    PORTICO_RETURN_IF_ERROR(Template::Parse(*out->body, "spec.request.body").status());
+  }
+  out->missing = json::GetString(*request, "missingValue", "Omit");
+  if (out->missing != "Omit" && out->missing != "Empty" && out->missing != "Fail") {
+    return FieldError("spec.request.missingValue",
+                      Quoted(out->missing) + " is not Omit, Empty or Fail");
+  }
+  out->missing_status = json::GetInt(*request, "missingStatus").value_or(400);
+  if (out->missing_status < 400 || out->missing_status > 599) {
+    return FieldError("spec.request.missingStatus", "must be 400-599");
+  }
+  return OkStatus();
+}
+
+// ParseHealth reads spec.health (passive health: consecutive failed calls mark the target
+// unhealthy for a while).
+Status ParseHealth(const rapidjson::Value& spec, WebhookSpec* out) {
+  const rapidjson::Value* health = json::Find(spec, "health");
+  if (health == nullptr || !health->IsObject()) return OkStatus();
+  out->health_failures = json::GetInt(*health, "consecutiveFailures").value_or(5);
+  if (out->health_failures < 1 || out->health_failures > 1000) {
+    return FieldError("spec.health.consecutiveFailures", "must be 1-1000");
+  }
+  const std::string period = json::GetString(*health, "unhealthyFor", "10s");
+  std::optional<int64_t> ms = sdk::names::ParseDuration(period);
+  if (!ms || *ms < 1 || *ms > 3600 * 1000) {
+    return FieldError("spec.health.unhealthyFor",
+                      Quoted(period) + " must be a duration between 1ms and 1h");
+  }
+  out->health_unhealthy_ms = *ms;
+  return OkStatus();
+}
+
 StatusOr<WebhookSpec> ParseWebhook(const rapidjson::Value& spec) {
   WebhookSpec out;
   const rapidjson::Value* service = json::Find(spec, "service");
@@ -159,6 +238,7 @@ StatusOr<WebhookSpec> ParseWebhook(const rapidjson::Value& spec) {
   } else if (out.path.front() != '/') {
     return FieldError("spec.path", Quoted(out.path) + " must start with \"/\"");
   }
+  PORTICO_RETURN_IF_ERROR(Template::Parse(out.path, "spec.path").status());
   out.method = json::GetString(spec, "method", "POST");
   std::string timeout = json::GetString(spec, "timeout", "1s");
   std::optional<int64_t> ms = sdk::names::ParseDuration(timeout);
@@ -177,6 +257,8 @@ StatusOr<WebhookSpec> ParseWebhook(const rapidjson::Value& spec) {
   PORTICO_ASSIGN_OR_RETURN(out.forward_headers, ParseHeaders(spec, "forwardHeaders"));
   PORTICO_ASSIGN_OR_RETURN(out.upstream_headers, ParseHeaders(spec, "upstreamHeaders"));
   PORTICO_ASSIGN_OR_RETURN(out.response_headers, ParseHeaders(spec, "responseHeaders"));
+  PORTICO_RETURN_IF_ERROR(ParseRequest(spec, &out));
+  PORTICO_RETURN_IF_ERROR(ParseHealth(spec, &out));
   if (const rapidjson::Value* tls = json::Find(spec, "tls")) {
     if (!out.has_service && out.url.scheme != "https") {
       return FieldError("spec.tls", "requires an https:// url (or a service)");

@@ -3,13 +3,18 @@
 // one; tls only over https (or to a Service) and insecureSkipVerify excluding a CA; a timeout
 // between 1ms and 60s; header lists without duplicates (case-insensitive) or hop-by-hop headers.
 //
-// ParseWebhook applies the defaults (path "/", method POST, timeout 1s, failurePolicy Fail)
-// and lower-cases header names. Errors name the field; the caller prefixes the object.
+// Templates (template.h): spec.path, spec.request.headers[].value and spec.request.body are
+// parsed here, so a bad one is refused when the Webhook is applied, naming the field.
+//
+// ParseWebhook applies the defaults (path "/", method POST, timeout 1s, failurePolicy Fail,
+// request.missingValue Omit with status 400, no passive health check) and lower-cases header
+// names. Errors name the field; the caller prefixes the object.
 // Threading: pure functions.
 #ifndef PORTICO_PLUGINS_WEBHOOK_VALIDATE_H_
 #define PORTICO_PLUGINS_WEBHOOK_VALIDATE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +40,14 @@ struct UrlTarget {
   std::string query;   // without "?"
 };
 
+// CustomHeader is a header the Webhook adds to its call: a template, or a Secret's value
+// (valueFrom.secretKeyRef, same namespace; resolved by the processor).
+struct CustomHeader {
+  std::string name;  // lower case
+  std::string value;
+  std::string secret_name, secret_key;  // set: the value comes from this Secret key
+};
+
 struct WebhookSpec {
   bool has_service = false;
   ServiceTarget service;
@@ -50,6 +63,12 @@ struct WebhookSpec {
   bool insecure_skip_verify = false;
   std::string ca_ns;  // empty: the Webhook's namespace
   std::string ca_name;
+  std::vector<CustomHeader> request_headers;  // spec.request.headers
+  std::optional<std::string> body;            // spec.request.body (a template)
+  std::string missing = "Omit";               // spec.request.missingValue
+  int64_t missing_status = 400;               // spec.request.missingStatus
+  int64_t health_failures = 0;                // spec.health.consecutiveFailures (0: off)
+  int64_t health_unhealthy_ms = 0;            // spec.health.unhealthyFor
 };
 
 // ParseUrl parses an absolute http(s) URL; errors name `field`.

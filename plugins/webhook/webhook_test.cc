@@ -45,7 +45,7 @@ TEST_F(plugin_webhook, RegistersTheKindAndItsFilterType) {
   ASSERT_NE(kind, nullptr);
   EXPECT_EQ(kind->versions, std::vector<std::string>{"v1alpha1"});
   EXPECT_EQ(kind->reads, (std::vector<std::string>{"Service", "Secret"}));
-  EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_ALWAYS);
+  EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_TO_REFERRERS);  // only where a route uses it
   EXPECT_TRUE(kind->capabilities & PORTICO_CAP_ROUTE_FILTER);
   const auto* filter = host_.FindFilterType("portico.io/Webhook");
   ASSERT_NE(filter, nullptr);
@@ -65,7 +65,8 @@ TEST_F(plugin_webhook, ServiceWebhookSyncsItsFilterConfig) {
       R"("target":{"service":{"namespace":"default","name":"authz","port":9000}},"path":"/check",)"
       R"("method":"POST","timeoutMs":500,"failurePolicy":"Fail","forwardHeaders":[)"
       R"("authorization","cookie"],)"
-      R"("upstreamHeaders":["x-user"],"responseHeaders":["www-authenticate"]})");
+      R"("upstreamHeaders":["x-user"],"responseHeaders":["www-authenticate"],)"
+      R"("request":{"headers":[],"missingValue":"Omit","missingStatus":400}})");
   EXPECT_EQ(out.export_json, R"({"filterType":"portico.io/Webhook","failurePolicy":"Fail"})");
   EXPECT_THAT(*out.status_json, HasSubstr(R"("type":"ResolvedRefs","status":"True")"));
   EXPECT_THAT(out.reads, ElementsAre("get Service default/authz hit"));
@@ -170,6 +171,19 @@ TEST_F(plugin_webhook, CrossFieldRules) {
       {R"({"service":{"name":"a","port":0}})", "spec.service.port: must be 1-65535"},
       {R"({"url":"http://a.example.com","failurePolicy":"Retry"})",
        "spec.failurePolicy: \"Retry\" is not Fail or Ignore"},
+      // Templates are parsed when the Webhook is applied; the error names the field.
+      {R"({"service":{"name":"a","port":80},"path":"/check/{nope}"})",
+       "spec.path: unknown template variable {nope}"},
+      {R"({"service":{"name":"a","port":80},"request":{"headers":[{"name":"x-a",)"
+       R"("value":"{header.x"}]}})",
+       "spec.request.headers[0].value: the '{' at offset 0 is not closed"},
+      {R"({"service":{"name":"a","port":80},"request":{"body":"}"}})",
+       "spec.request.body: a '}' without its '{'"},
+      {R"({"service":{"name":"a","port":80},"request":{"headers":[{"name":"x-a"}]}})",
+       "spec.request.headers[0]: exactly one of value and valueFrom must be set"},
+      {R"({"service":{"name":"a","port":80},"request":{"headers":[{"name":"Connection",)"
+       R"("value":"x"}]}})",
+       "spec.request.headers[0].name: \"connection\" is a hop-by-hop"},
   };
   for (const Case& c : cases) {
     ProcessOutcome out = Webhook(WebhookWith(c.spec));
@@ -260,6 +274,82 @@ TEST_F(plugin_webhook, ServiceTargetsAreCalledThroughTheBackend) {
 }
 
 }  // namespace
+TEST_F(plugin_webhook, SecretHeadersAreResolvedOnTheControllerAsLiterals) {
+  const char* spec =
+      R"({"service":{"name":"authz","port":9000},"request":{"headers":[{"name":"Authorization",)"
+      R"("valueFrom":{"secretKeyRef":{"name":"hook-token","key":"token"}}}]}})";
+  ASSERT_TRUE(host_.Apply(kAuthService).ok());
+  ProcessOutcome out = Webhook(WebhookWith(spec));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_FALSE(out.synced.has_value());  // never called without its Secret value
+  EXPECT_THAT(*out.status_json,
+              HasSubstr(R"("reason":"InvalidSecretRef","message":"spec.request.headers[0].)"
+                        R"(valueFrom.secretKeyRef: Secret default/hook-token does not exist")"));
+  ASSERT_TRUE(host_
+                  .Apply(R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"hook-token",)"
+                         R"("namespace":"default"},"data":{"token":"QmVhcmVyIHt4fQ=="}})")
+                  .ok());
+  out = Webhook(WebhookWith(spec));
+  ASSERT_TRUE(out.synced.has_value()) << *out.status_json;
+  // "Bearer {x}": a literal, never read as a template.
+  EXPECT_THAT(*out.synced,
+              HasSubstr(R"("headers":[{"name":"authorization","literal":"Bearer {x}"}])"));
+}
+
+// TemplatedConfig is a URL Webhook whose path, headers and body are templates.
+std::string TemplatedConfig(const std::string& missing) {
+  return R"({"target":{"scheme":"http","host":"10.0.0.1","port":9000},)"
+         R"("path":"/check/{header.x-tenant}{path}","method":"POST","timeoutMs":250,)"
+         R"("failurePolicy":"Fail","forwardHeaders":[],"upstreamHeaders":[],"responseHeaders":[],)"
+         R"("request":{"headers":[{"name":"x-original","value":"{method} {path}?{query}"},)"
+         R"({"name":"x-user","value":"u={query.user}"},{"name":"x-static","literal":"{raw}"}],)"
+         R"("body":"{{\"client\":\"{client_ip}\",\"route\":\"{route}\"}}",)"
+         R"("missingValue":")" +
+         missing + R"(","missingStatus":403}})";
+}
+
+TEST_F(plugin_webhook, CallsAreFilledFromTemplates) {
+  std::string url, headers, body;
+  host_.SetHttpResponder([&](const portico_http_call& call) {
+    url.assign(call.url.ptr, call.url.len);
+    headers.assign(call.headers.ptr, call.headers.len);
+    body.assign(call.body.ptr, call.body.len);
+    return FakeHttpResponse{200, "", ""};
+  });
+  FakeHttpExchange request;
+  request.method = "PUT";
+  request.path = "/a b/c?user=al%20ice&x=1";
+  request.query = "user=al%20ice&x=1";
+  request.headers = {{"X-Tenant", "t 1"}};
+  auto run = host_.RunFilter("portico.io/Webhook", TemplatedConfig("Omit"), request);
+  EXPECT_EQ(run.result, PORTICO_FILTER_CONTINUE);
+  // Substituted values are percent-encoded in the path.
+  EXPECT_EQ(url, "http://10.0.0.1:9000/check/t%201/a%20b/c");
+  EXPECT_EQ(headers,
+            "x-original: PUT /a b/c?user=al%20ice&x=1\r\n"
+            "x-user: u=al%20ice\r\n"  // the fake host does not decode
+            "x-static: {raw}\r\n");
+  EXPECT_EQ(body, R"({"client":"192.0.2.1","route":"default/route"})");
+
+  // An absent value: Omit leaves the header out (and nothing in its place in the path).
+  FakeHttpExchange bare;
+  bare.path = "/p";
+  run = host_.RunFilter("portico.io/Webhook", TemplatedConfig("Omit"), bare);
+  EXPECT_EQ(run.result, PORTICO_FILTER_CONTINUE);
+  EXPECT_EQ(url, "http://10.0.0.1:9000/check//p");  // the path as written, tenant left out
+  EXPECT_EQ(headers.find("x-user"), std::string::npos);
+  // Empty sends it empty.
+  run = host_.RunFilter("portico.io/Webhook", TemplatedConfig("Empty"), bare);
+  EXPECT_NE(headers.find("x-user: u=\r\n"), std::string::npos);
+  // Fail answers missingStatus without calling.
+  url.clear();
+  run = host_.RunFilter("portico.io/Webhook", TemplatedConfig("Fail"), bare);
+  EXPECT_EQ(run.result, PORTICO_FILTER_RESPOND);
+  EXPECT_EQ(run.exchange.respond_status, 403);
+  EXPECT_TRUE(run.calls.empty());
+  EXPECT_TRUE(url.empty());
+}
+
 TEST_F(plugin_webhook, StagesOneFilterBindingPerWebhook) {
   ProcessOutcome out = Webhook(WebhookWith(R"({"url":"http://10.0.0.1:9000/check"})"));
   ASSERT_TRUE(out.ok()) << out.status;

@@ -3,14 +3,19 @@
 process. It listens on 127.0.0.1 (port 0: the chosen port is printed as "port N" on stdout's
 first line) and answers every request by the first rule whose path prefix matches:
 
-  --rule PREFIX=STATUS[,delay=SECONDS][,header=NAME:VALUE]...[,body=TEXT]
+  --rule PREFIX=STATUS[,delay=SECONDS][,fail_first=N][,header=NAME:VALUE]...[,body=TEXT]
 
-A request to /__calls answers the JSON list of calls seen so far ({"method", "path", "headers"}),
+(fail_first=N: the first N calls matching the rule get their connection reset, no answer.)
+
+A request to /__calls answers the JSON list of calls seen so far ({"method", "path", "headers",
+"body"}),
 /__count the number of calls (both are not recorded). Standard library only.
 """
 
 import argparse
 import json
+import socket
+import struct
 import sys
 import threading
 import time
@@ -20,7 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 def parse_rule(text):
     prefix, _, spec = text.partition("=")
     parts = spec.split(",")
-    rule = {"prefix": prefix, "status": int(parts[0]), "delay": 0.0, "headers": [], "body": ""}
+    rule = {"prefix": prefix, "status": int(parts[0]), "delay": 0.0, "headers": [], "body": "",
+            "fail_first": 0}
     for part in parts[1:]:
         key, _, value = part.partition("=")
         if key == "delay":
@@ -30,6 +36,8 @@ def parse_rule(text):
             rule["headers"].append((name, v))
         elif key == "body":
             rule["body"] = value
+        elif key == "fail_first":
+            rule["fail_first"] = int(value)
     return rule
 
 
@@ -49,8 +57,7 @@ def main():
 
         def answer(self):
             length = int(self.headers.get("Content-Length") or 0)
-            if length:
-                self.rfile.read(length)
+            body_in = self.rfile.read(length).decode(errors="replace") if length else ""
             if self.path in ("/__calls", "/__count"):
                 with lock:
                     data = json.dumps(calls if self.path == "/__calls" else len(calls)).encode()
@@ -60,10 +67,20 @@ def main():
                 self.wfile.write(data)
                 return
             with lock:
-                calls.append({"method": self.command, "path": self.path,
+                calls.append({"method": self.command, "path": self.path, "body": body_in,
                               "headers": {k.lower(): v for k, v in self.headers.items()}})
-            rule = next((r for r in rules if self.path.startswith(r["prefix"])),
-                        {"status": 200, "delay": 0, "headers": [], "body": ""})
+                rule = next((r for r in rules if self.path.startswith(r["prefix"])),
+                            {"status": 200, "delay": 0, "headers": [], "body": "",
+                             "fail_first": 0})
+                reset = rule["fail_first"] > 0
+                if reset:
+                    rule["fail_first"] -= 1
+            if reset:  # a connection error: RST, no answer
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                self.close_connection = True
+                self.connection.close()
+                return
             if rule["delay"]:
                 time.sleep(rule["delay"])  # the slow webhook under test, not synchronisation
             body = rule["body"].encode()

@@ -20,6 +20,7 @@ run through the one filter chain) calls the webhook server for each request:
 Run: webhook_test.py --build BUILD_DIR. Waits have deadlines; nothing sleeps to synchronise.
 """
 
+import base64
 import json
 import os
 import shutil
@@ -108,6 +109,8 @@ class WebhookServer:
 
 
 class WebhookTest(unittest.TestCase):
+    gateway = controller = None
+
     @classmethod
     def setUpClass(cls):
         cls.workdir = tempfile.mkdtemp(prefix="portico-webhook-")
@@ -120,7 +123,11 @@ class WebhookTest(unittest.TestCase):
             "/deny=401,header=WWW-Authenticate:Bearer realm=x,header=X-Trace:t-deny,"
             "body=denied by policy",
             "/slow=200,delay=3",
+            "/tmpl/=200",
         ])
+        # The flaky target has a server of its own: no kept-alive connection of the other
+        # Webhooks' calls is reused (and replayed once when reset) for its first call.
+        cls.flaky = WebhookServer(["/flaky=200,fail_first=3"])
         cls.port = free_port()
         url = "url: http://127.0.0.1:%d" % cls.hook.port
         lists = ("  forwardHeaders: [authorization]\n  upstreamHeaders: [x-user]\n"
@@ -134,27 +141,48 @@ class WebhookTest(unittest.TestCase):
         docs += webhook("slow-long", url, "/slow", "Fail", "10s")
         docs += webhook("by-service", "service: {name: authz, port: 8181}", "/allow")
         docs += webhook("tls", "url: https://127.0.0.1:%d" % cls.hook.port, "/allow")
+        docs += webhook("flaky", "url: http://127.0.0.1:%d" % cls.flaky.port, "/flaky", "Fail", "1s",
+                        "  health: {consecutiveFailures: 2, unhealthyFor: 400ms}\n")
+        docs += webhook("templated", url, "/tmpl/{header.x-tenant}", "Fail", "1s",
+                        "  request:\n    headers:\n"
+                        "    - {name: x-original, value: '{method} {path}'}\n"
+                        "    - name: authorization\n"
+                        "      valueFrom: {secretKeyRef: {name: hook-secret, key: token}}\n"
+                        "    body: '{{\"route\": \"{route}\", \"user\": \"{query.user}\"}}'\n"
+                        "    missingValue: Fail\n    missingStatus: 403\n")
+        docs += ("apiVersion: v1\nkind: Secret\nmetadata: {name: hook-secret, namespace: default}\n"
+                 "data: {token: %s}\n---\n" % base64.b64encode(b"Bearer s3cret").decode())
         for name, prefix, hook in [("r-allow", "/a", "allow"), ("r-deny", "/d", "deny"),
                                    ("r-sc", "/sc", "slow-closed"), ("r-so", "/so", "slow-open"),
                                    ("r-long", "/long", "slow-long"),
                                    ("r-svc", "/svc", "by-service"), ("r-tls", "/tls", "tls"),
-                                   ("r-missing", "/missing", "nothing-here")]:
+                                   ("r-missing", "/missing", "nothing-here"),
+                                   ("r-flaky", "/f", "flaky"), ("r-tmpl", "/t", "templated")]:
             docs += route(name, prefix, hook)
         with open(os.path.join(cls.conf, "all.yaml"), "w") as f:
             f.write(docs)
+        cls.addClassCleanup(cls.cleanup)  # also when the rest of setUpClass fails
         cls.controller = Controller(BINARIES, cls.conf, cls.workdir)
         cls.controller.wait_ready()
         cls.gateway = Gateway(BINARIES, cls.workdir, cls.controller.sync_address(),
                               serve=["default/web"], snapshot=False,
                               extra=["--workers", "2", "--access-log", "off"])
         cls.url = "http://127.0.0.1:%d" % cls.port
-        wait_until(lambda: request(cls.url + "/a")[0] == 200, 20, "the allow route to serve")
+        try:
+            wait_until(lambda: request(cls.url + "/a")[0] == 200, 20, "the allow route to serve")
+        except AssertionError:
+            sys.stderr.write("controller errors: %s\n---- controller log\n%s\n---- gateway log\n%s\n"
+                             % (cls.controller.admin.get("/api/v1/errors"),
+                                cls.controller.tail(30), cls.gateway.tail(30)))
+            raise
 
     @classmethod
-    def tearDownClass(cls):
-        for p in (cls.gateway, cls.controller):
-            p.stop()
+    def cleanup(cls):
+        for name in ("gateway", "controller"):
+            if getattr(cls, name, None) is not None:
+                getattr(cls, name).stop()
         cls.hook.stop()
+        cls.flaky.stop()
         cls.echo.stop()
         shutil.rmtree(cls.workdir, ignore_errors=True)
 
@@ -206,6 +234,33 @@ class WebhookTest(unittest.TestCase):
                    "the cancelled call to leave the in-flight count")
         after = self.dataplane()
         self.assertGreater(after["filterCallsCancelled"], before["filterCallsCancelled"])
+
+    def test_templates_fill_the_call_and_a_secret_header_is_sent(self):
+        status, _, body = request(self.url + "/t/x?user=al", {"X-Tenant": "acme"})
+        self.assertEqual(status, 200, body)
+        call = [c for c in self.hook.calls() if c["path"].startswith("/tmpl/")][-1]
+        self.assertEqual(call["path"], "/tmpl/acme")
+        self.assertEqual(call["headers"].get("x-original"), "GET /t/x")
+        self.assertEqual(call["headers"].get("authorization"), "Bearer s3cret")
+        self.assertEqual(json.loads(call["body"]), {"route": "default/r-tmpl", "user": "al"})
+        # missingValue Fail: without the header the request is answered 403, nothing is called.
+        before = len(self.hook.calls())
+        self.assertEqual(request(self.url + "/t/x")[0], 403)
+        self.assertEqual(len(self.hook.calls()), before)
+
+    def test_failing_targets_are_marked_unhealthy_until_one_call_succeeds(self):
+        def flaky_calls():
+            return sum(1 for c in self.flaky.calls() if c["path"] == "/flaky")
+        self.assertEqual(request(self.url + "/f")[0], 500)  # reset: failurePolicy Fail
+        self.assertEqual(request(self.url + "/f")[0], 500)  # second failure: unhealthy now
+        self.assertEqual(flaky_calls(), 2)
+        self.assertEqual(request(self.url + "/f")[0], 500)  # not even called
+        self.assertEqual(flaky_calls(), 2)
+        # After unhealthyFor the target is called again: one more reset, then it answers and
+        # the count is reset.
+        wait_until(lambda: request(self.url + "/f")[0] == 200, 10, "the webhook to recover")
+        self.assertEqual(flaky_calls(), 4)
+        self.assertEqual(request(self.url + "/f")[0], 200)
 
     def test_missing_and_unsupported_webhooks_answer_500_and_say_why(self):
         self.assertEqual(request(self.url + "/missing")[0], 500)

@@ -2,6 +2,8 @@
 #include "core/runtime/routing/builtin_filters.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace portico::core::routing {
 namespace {
@@ -110,6 +112,276 @@ class MirrorFilter final : public BuiltinFilter {
   std::string_view name() const override { return "RequestMirror"; }
 };
 
+// OriginParts is an origin split into views: "scheme://host[:port]", the port defaulted by
+// scheme (http 80, https 443, other schemes 0).
+struct OriginParts {
+  std::string_view scheme;
+  std::string_view host;
+  uint32_t port = 0;
+};
+
+// SplitOrigin splits `origin`; false when it is not "scheme://host[:port]" (an opaque origin
+// such as "null", a path, credentials, a bad port). A `pattern` (an allowOrigins entry) is held
+// only to the CRD's syntax (a host of anything but ":/?#"): an odd one then matches nothing,
+// rather than refusing a route the API accepted; `*` in its host is the wildcard.
+bool SplitOrigin(std::string_view origin, bool pattern, OriginParts* out) {
+  const size_t sep = origin.find("://");
+  if (sep == std::string_view::npos || sep == 0) return false;
+  out->scheme = origin.substr(0, sep);
+  for (char c : out->scheme) {
+    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!alpha && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.') return false;
+  }
+  std::string_view rest = origin.substr(sep + 3);
+  std::string_view port;
+  if (!rest.empty() && rest.front() == '[') {  // an IPv6 literal
+    const size_t end = rest.find(']');
+    if (end == std::string_view::npos) return false;
+    out->host = rest.substr(0, end + 1);
+    rest.remove_prefix(end + 1);
+    if (!rest.empty() && rest.front() != ':') return false;
+    if (!rest.empty()) port = rest.substr(1);
+    if (rest.size() == 1) return false;
+  } else {
+    const size_t colon = rest.rfind(':');
+    out->host = rest.substr(0, colon);
+    if (colon != std::string_view::npos) {
+      port = rest.substr(colon + 1);
+      if (port.empty()) return false;
+    }
+  }
+  if (out->host.empty()) return false;
+  for (char c : out->host) {
+    if (c == '/' || c == '?' || c == '#' || (c == ':' && out->host.front() != '[')) return false;
+    if (!pattern &&
+        (static_cast<unsigned char>(c) <= ' ' || c == 0x7f || c == '@' || c == '\\' || c == '*')) {
+      return false;
+    }
+  }
+  if (EqualsIgnoreCase(out->scheme, "http")) {
+    out->port = 80;
+  } else if (EqualsIgnoreCase(out->scheme, "https")) {
+    out->port = 443;
+  } else {
+    out->port = 0;
+  }
+  if (!port.empty()) {
+    if (port.size() > 5) return false;
+    uint32_t value = 0;
+    for (char c : port) {
+      if (c < '0' || c > '9') return false;
+      value = value * 10 + static_cast<uint32_t>(c - '0');
+    }
+    if (value == 0 || value > 65535) return false;
+    out->port = value;
+  }
+  return true;
+}
+
+char LowerChar(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// HostMatches matches `host` against a lower-case `pattern` whose every `*` stands for one or
+// more characters (dots included: "*.bar.com" takes "a.b.bar.com", not "bar.com"). A mismatch
+// backtracks to the last `*` only, as glob matchers do: O(pattern x host) at worst, no recursion.
+bool HostMatches(std::string_view pattern, std::string_view host) {
+  size_t p = 0, i = 0;
+  size_t star = std::string_view::npos, resume = 0;
+  while (i < host.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = ++i;  // the `*` takes at least this character
+    } else if (p < pattern.size() && pattern[p] == LowerChar(host[i])) {
+      ++p;
+      ++i;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;  // the last `*` takes one more character
+      i = ++resume;
+    } else {
+      return false;
+    }
+  }
+  return p == pattern.size();
+}
+
+// CorsState is an allowed CORS request's state between its head and its response head (the
+// request's headers are gone by then): the origin to echo. FilterSlot::created marks an allowed
+// request; state is a CorsState only when the origin is echoed (not for a bare "*").
+struct CorsState {
+  std::string origin;
+};
+
+// AddVary adds `token` to the response's Vary unless it is there already (or Vary is "*").
+void AddVary(FilterContext& ctx, std::string_view token) {
+  for (size_t n = 0;; ++n) {
+    std::optional<std::string_view> vary = ctx.Header(Side::kResponse, "vary", n);
+    if (!vary) break;
+    std::string_view rest = *vary;
+    while (!rest.empty()) {
+      size_t comma = rest.find(',');
+      std::string_view item = rest.substr(0, comma);
+      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+      if (item == "*" || EqualsIgnoreCase(item, token)) return;
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  ctx.AddHeader(Side::kResponse, "Vary", token, /*stable=*/true);
+}
+
+// AllValues joins every value of request header `name` with ", " (a list header may come as
+// several lines).
+std::string AllValues(const FilterContext& ctx, std::string_view name) {
+  std::string out;
+  for (size_t n = 0;; ++n) {
+    std::optional<std::string_view> v = ctx.Header(Side::kRequest, name, n);
+    if (!v) break;
+    if (v->empty()) continue;
+    if (!out.empty()) out.append(", ");
+    out.append(*v);
+  }
+  return out;
+}
+
+// CorsFilter is the Gateway API CORS filter (HTTPCORSFilter). A preflight (OPTIONS with Origin
+// and Access-Control-Request-Method) is answered here: 200 with the Access-Control-Allow-*
+// headers when the origin is allowed, 403 without them when it is not (the Gateway API allows a
+// 200 without the headers or a 403: the 403 says plainly, also in the access log, that the
+// gateway refused it; either way the backend never sees it). An actual request from an allowed
+// origin goes on and its response gets Access-Control-Allow-Origin (the origin, or "*" when
+// allowOrigins is "*" without credentials), -Allow-Credentials and -Expose-Headers; the backend's
+// own values for those are replaced. The "*" wildcards of methods, headers and exposed headers are
+// not wildcards for credentialed requests (Fetch), so with allowCredentials the request's own
+// method, headers, and the response's header names are written instead. Whenever the answer
+// depends on the Origin, Vary names it.
+class CorsFilter final : public BuiltinFilter {
+ public:
+  using BuiltinFilter::BuiltinFilter;
+
+  FilterResult OnRequestHead(FilterContext& ctx, FilterSlot& slot) const override {
+    const CorsPolicy& policy = *spec_.cors;
+    std::optional<std::string_view> origin = ctx.Header(Side::kRequest, "origin");
+    if (!origin || origin->empty()) return FilterResult::kContinue;  // not a CORS request
+    const bool allowed = CorsOriginAllowed(policy, *origin);
+    std::optional<std::string_view> method =
+        ctx.Header(Side::kRequest, "access-control-request-method");
+    if (ctx.method() == "OPTIONS" && method && !method->empty()) {
+      Preflight(ctx, *origin, *method, allowed);
+      return FilterResult::kRespond;
+    }
+    if (!allowed) return FilterResult::kContinue;
+    slot.created = true;
+    if (EchoesOrigin()) slot.state = new CorsState{std::string(*origin)};
+    return FilterResult::kContinue;
+  }
+
+  void OnResponseHead(FilterContext& ctx, FilterSlot& slot) const override {
+    const CorsPolicy& policy = *spec_.cors;
+    // The names "*" stands for are the backend's, taken before this filter adds its own.
+    std::string exposed;
+    const bool name_exposed = slot.created && policy.allow_credentials && policy.expose_any;
+    if (name_exposed) exposed = ResponseHeaderNames(ctx);
+    if (EchoesOrigin()) AddVary(ctx, "Origin");
+    if (!slot.created) return;
+    if (const auto* state = static_cast<const CorsState*>(slot.state)) {
+      ctx.SetHeader(Side::kResponse, "Access-Control-Allow-Origin", state->origin);
+    } else {
+      ctx.SetHeader(Side::kResponse, "Access-Control-Allow-Origin", "*", /*stable=*/true);
+    }
+    if (policy.allow_credentials) {
+      ctx.SetHeader(Side::kResponse, "Access-Control-Allow-Credentials", "true", /*stable=*/true);
+    }
+    if (name_exposed) {
+      if (!exposed.empty()) {
+        ctx.SetHeader(Side::kResponse, "Access-Control-Expose-Headers", exposed);
+      }
+    } else if (!policy.expose_headers.empty()) {
+      ctx.SetHeader(Side::kResponse, "Access-Control-Expose-Headers", policy.expose_headers,
+                    /*stable=*/true);
+    }
+  }
+
+  void OnRequestEnd(FilterContext&, FilterSlot& slot) const override {
+    delete static_cast<CorsState*>(slot.state);
+    slot.state = nullptr;
+    slot.created = false;
+  }
+
+  std::string_view name() const override { return "CORS"; }
+
+ private:
+  // EchoesOrigin: Access-Control-Allow-Origin is the request's origin, not "*": allowOrigins
+  // lists origins, or credentials are allowed (a credentialed answer may not say "*").
+  bool EchoesOrigin() const { return !spec_.cors->any_origin || spec_.cors->allow_credentials; }
+
+  void Preflight(FilterContext& ctx, std::string_view origin, std::string_view method,
+                 bool allowed) const {
+    const CorsPolicy& policy = *spec_.cors;
+    std::vector<std::pair<std::string, std::string>> headers;
+    if (!allowed) {
+      headers.emplace_back("Vary", "Origin");
+      ctx.Respond(403, {}, headers, "cors_preflight_denied");
+      return;
+    }
+    const bool credentials = policy.allow_credentials;
+    std::string vary = EchoesOrigin() ? "Origin" : "";
+    auto vary_on = [&vary](const char* name) {
+      vary.append(vary.empty() ? "" : ", ").append(name);
+    };
+    headers.emplace_back("Access-Control-Allow-Origin", EchoesOrigin() ? origin : "*");
+    if (credentials) headers.emplace_back("Access-Control-Allow-Credentials", "true");
+    if (policy.any_method && credentials) {
+      headers.emplace_back("Access-Control-Allow-Methods", method);
+      vary_on("Access-Control-Request-Method");
+    } else if (!policy.allow_methods.empty()) {
+      headers.emplace_back("Access-Control-Allow-Methods", policy.allow_methods);
+    }
+    if (policy.any_header && credentials) {
+      std::string requested = AllValues(ctx, "access-control-request-headers");
+      if (!requested.empty()) headers.emplace_back("Access-Control-Allow-Headers", requested);
+      vary_on("Access-Control-Request-Headers");
+    } else if (!policy.allow_headers.empty()) {
+      headers.emplace_back("Access-Control-Allow-Headers", policy.allow_headers);
+    }
+    // Browsers ignore exposed headers on a preflight, but the Gateway API conformance expects
+    // them there too (as Envoy writes them on every CORS response).
+    const std::string& expose =
+        credentials && policy.expose_any ? policy.expose_named : policy.expose_headers;
+    if (!expose.empty()) headers.emplace_back("Access-Control-Expose-Headers", expose);
+    headers.emplace_back("Access-Control-Max-Age", policy.max_age);
+    if (!vary.empty()) headers.emplace_back("Vary", std::move(vary));
+    ctx.Respond(200, {}, headers, "cors_preflight");
+  }
+
+  // ResponseHeaderNames lists the response's header names and the named exposeHeaders, once
+  // each: what "*" stands for when credentials make it literal.
+  std::string ResponseHeaderNames(const FilterContext& ctx) const {
+    std::string out = spec_.cors->expose_named;
+    const size_t count = ctx.HeaderCount(Side::kResponse);
+    for (size_t i = 0; i < count; ++i) {
+      std::string_view name = ctx.HeaderAt(Side::kResponse, i).first;
+      bool seen = false;
+      for (size_t j = 0; j < i && !seen; ++j) {
+        seen = EqualsIgnoreCase(ctx.HeaderAt(Side::kResponse, j).first, name);
+      }
+      if (seen || ContainsItem(spec_.cors->expose_named, name)) continue;
+      out.append(out.empty() ? "" : ", ").append(name);
+    }
+    return out;
+  }
+
+  // ContainsItem: `list` ("a, b") holds `name` (case-insensitively).
+  static bool ContainsItem(std::string_view list, std::string_view name) {
+    while (!list.empty()) {
+      size_t comma = list.find(", ");
+      if (EqualsIgnoreCase(list.substr(0, comma), name)) return true;
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 2);
+    }
+    return false;
+  }
+};
+
 // BindingFilter runs the plugin filter of a filter_binding.v1 entry, looked up in the request's
 // snapshot (so a changed Webhook touches no route); a missing binding answers 500, as the
 // Gateway API requires for a filter that cannot be applied.
@@ -206,10 +478,38 @@ std::shared_ptr<const filter::HttpFilter> MakeBuiltinFilter(FilterSpec spec) {
       return std::make_shared<RedirectFilter>(std::move(spec));
     case FilterKind::kMirror:
       return std::make_shared<MirrorFilter>(std::move(spec));
+    case FilterKind::kCors:
+      if (spec.cors == nullptr) spec.cors = std::make_shared<const CorsPolicy>();
+      return std::make_shared<CorsFilter>(std::move(spec));
     case FilterKind::kBinding:
       return std::make_shared<BindingFilter>(std::move(spec));
   }
   return nullptr;
+}
+
+std::optional<CorsOrigin> ParseCorsOrigin(std::string_view origin) {
+  OriginParts parts;
+  if (!SplitOrigin(origin, /*pattern=*/true, &parts)) return std::nullopt;
+  CorsOrigin out;
+  out.scheme.reserve(parts.scheme.size());
+  for (char c : parts.scheme) out.scheme.push_back(LowerChar(c));
+  out.host.reserve(parts.host.size());
+  for (char c : parts.host) out.host.push_back(LowerChar(c));
+  out.port = parts.port;
+  return out;
+}
+
+bool CorsOriginAllowed(const CorsPolicy& policy, std::string_view origin) {
+  if (policy.any_origin) return true;
+  OriginParts parts;
+  if (!SplitOrigin(origin, /*pattern=*/false, &parts)) return false;
+  for (const CorsOrigin& allowed : policy.origins) {
+    if (allowed.port == parts.port && EqualsIgnoreCase(allowed.scheme, parts.scheme) &&
+        HostMatches(allowed.host, parts.host)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 const FilterSpec* SpecOf(const filter::HttpFilter& filter) {

@@ -10,6 +10,7 @@
 #define PORTICO_CORE_RUNTIME_ROUTING_BUILTIN_FILTERS_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,13 @@ void ReplacePrefix(std::string_view path, std::string_view prefix, std::string_v
 
 // RedirectLocation is the Location of `redirect` for the request `ctx` describes.
 std::string RedirectLocation(const Redirect& redirect, const filter::FilterContext& ctx);
+
+// ParseCorsOrigin parses an allowOrigins entry "scheme://host[:port]" (`*` allowed in the host;
+// not the lone "*", which is CorsPolicy::any_origin); nullopt when it is not of that form.
+std::optional<CorsOrigin> ParseCorsOrigin(std::string_view origin);
+
+// CorsOriginAllowed: a request's Origin header value is one `policy` allows. Allocation-free.
+bool CorsOriginAllowed(const CorsPolicy& policy, std::string_view origin);
 
 }  // namespace portico::core::routing
 

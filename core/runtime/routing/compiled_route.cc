@@ -139,6 +139,72 @@ Status ReadPairs(const Value& f, const char* key, const std::string& field,
   return OkStatus();
 }
 
+// ReadStrings reads array member `key` of strings (absent: none).
+Status ReadStrings(const Value& f, const char* key, const std::string& field,
+                   std::vector<std::string>* out) {
+  PORTICO_ASSIGN_OR_RETURN(const Value* items, Array(f, key, field));
+  for (rapidjson::SizeType i = 0; items != nullptr && i < items->Size(); ++i) {
+    if (!(*items)[i].IsString()) return FieldError(At(field + "." + key, i), "must be a string");
+    out->emplace_back((*items)[i].GetString(), (*items)[i].GetStringLength());
+  }
+  return OkStatus();
+}
+
+// JoinList joins `items` with ", " (the list syntax of the Access-Control-* headers), leaving
+// out "*" when `skip_wildcard`; *has_wildcard says whether "*" was there.
+std::string JoinList(const std::vector<std::string>& items, bool skip_wildcard,
+                     bool* has_wildcard) {
+  std::string out;
+  for (const std::string& item : items) {
+    if (item == "*") {
+      *has_wildcard = true;
+      if (skip_wildcard) continue;
+    }
+    if (!out.empty()) out.append(", ");
+    out.append(item);
+  }
+  return out;
+}
+
+// ParseCors reads {"builtin": "cors", allowOrigins, allowCredentials, allowMethods, allowHeaders,
+// exposeHeaders, maxAge}.
+StatusOr<std::shared_ptr<const CorsPolicy>> ParseCors(const Value& f, const std::string& field) {
+  auto cors = std::make_shared<CorsPolicy>();
+  std::vector<std::string> origins, methods, headers, expose;
+  PORTICO_RETURN_IF_ERROR(ReadStrings(f, "allowOrigins", field, &origins));
+  PORTICO_RETURN_IF_ERROR(ReadStrings(f, "allowMethods", field, &methods));
+  PORTICO_RETURN_IF_ERROR(ReadStrings(f, "allowHeaders", field, &headers));
+  PORTICO_RETURN_IF_ERROR(ReadStrings(f, "exposeHeaders", field, &expose));
+  for (size_t i = 0; i < origins.size(); ++i) {
+    if (origins[i] == "*") {
+      cors->any_origin = true;
+      continue;
+    }
+    std::optional<CorsOrigin> origin = ParseCorsOrigin(origins[i]);
+    if (!origin) {
+      return FieldError(At(field + ".allowOrigins", static_cast<rapidjson::SizeType>(i)),
+                        "\"" + origins[i] + "\" is not an origin (scheme://host[:port])");
+    }
+    cors->origins.push_back(std::move(*origin));
+  }
+  if (cors->any_origin) cors->origins.clear();  // "*" allows them all
+  cors->origins.shrink_to_fit();
+  if (const Value* c = json::Find(f, "allowCredentials"); c != nullptr && !c->IsNull()) {
+    if (!c->IsBool()) return FieldError(field + ".allowCredentials", "must be a boolean");
+    cors->allow_credentials = c->GetBool();
+  }
+  cors->allow_methods = JoinList(methods, false, &cors->any_method);
+  cors->allow_headers = JoinList(headers, false, &cors->any_header);
+  cors->expose_headers = JoinList(expose, false, &cors->expose_any);
+  cors->expose_named = JoinList(expose, true, &cors->expose_any);
+  PORTICO_ASSIGN_OR_RETURN(int64_t max_age, Int(f, "maxAge", field, 5));
+  if (max_age < 1 || max_age > INT32_MAX) {
+    return FieldError(field + ".maxAge", "must be 1-2147483647 seconds");
+  }
+  cors->max_age = std::to_string(max_age);
+  return std::shared_ptr<const CorsPolicy>(std::move(cors));
+}
+
 StatusOr<FilterSpec> ParseFilter(const Value& f, const std::string& field) {
   if (!f.IsObject()) return FieldError(field, "must be an object");
   FilterSpec out;
@@ -178,6 +244,9 @@ StatusOr<FilterSpec> ParseFilter(const Value& f, const std::string& field) {
       if (!p->IsNumber()) return FieldError(field + ".percent", "must be a number");
       out.mirror_percent = std::clamp(p->GetDouble(), 0.0, 100.0);
     }
+  } else if (builtin == "cors") {
+    out.kind = FilterKind::kCors;
+    PORTICO_ASSIGN_OR_RETURN(out.cors, ParseCors(f, field));
   } else {
     return FieldError(field + ".builtin", "filter \"" + builtin + "\" is not supported");
   }
@@ -225,6 +294,26 @@ Status ParseAction(const Value& a, const std::string& field, RouteAction* out) {
     PORTICO_ASSIGN_OR_RETURN(out->request_timeout_ms, Int(*t, "requestMs", field + ".timeouts"));
     PORTICO_ASSIGN_OR_RETURN(out->backend_request_timeout_ms,
                              Int(*t, "backendRequestMs", field + ".timeouts"));
+  }
+  if (const Value* r = json::Find(a, "retry"); r != nullptr && !r->IsNull()) {
+    const std::string sub = field + ".retry";
+    if (!r->IsObject()) return FieldError(sub, "must be an object");
+    auto retry = std::make_shared<RetryPolicy>();
+    PORTICO_ASSIGN_OR_RETURN(const Value* codes, Array(*r, "codes", sub));
+    for (rapidjson::SizeType i = 0; codes != nullptr && i < codes->Size(); ++i) {
+      const Value& c = (*codes)[i];
+      if (!c.IsInt() || c.GetInt() < 100 || c.GetInt() > 599) {
+        return FieldError(At(sub + ".codes", i), "must be an HTTP status code");
+      }
+      retry->codes.push_back(static_cast<uint16_t>(c.GetInt()));
+    }
+    PORTICO_ASSIGN_OR_RETURN(int64_t attempts, Int(*r, "attempts", sub));
+    PORTICO_ASSIGN_OR_RETURN(int64_t backoff, Int(*r, "backoffMs", sub));
+    if (attempts < 0 || attempts > 100) return FieldError(sub + ".attempts", "must be 0-100");
+    if (backoff < 0 || backoff > 3'600'000) return FieldError(sub + ".backoffMs", "must be 0-1h");
+    retry->attempts = static_cast<uint32_t>(attempts);
+    retry->backoff_ms = static_cast<uint32_t>(backoff);
+    out->retry = std::move(retry);
   }
   out->backends.shrink_to_fit();
   return OkStatus();

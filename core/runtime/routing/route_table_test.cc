@@ -740,6 +740,66 @@ TEST(RouteTableTest, RouteKindsOfTheListenerAreEnforced) {
   EXPECT_EQ(world.Route("", 80, Get("x", "/")), "no-route");
 }
 
+TEST(RouteTableTest, CorsFiltersAreParsedOnce) {
+  World world;
+  const std::string listed =
+      R"({"index":0,"matches":[{"path":{"type":"PathPrefix","value":"/cors-1"}}],
+   "filters":[{"type":"CORS","cors":{"allowOrigins":["https://www.foo.com","HTTPS://*.Bar.com:8443"],
+     "allowMethods":["GET","OPTIONS"],"allowHeaders":["x-header-1","x-header-2"],
+     "exposeHeaders":["x-header-3","*"],"allowCredentials":true,"maxAge":3600}}],
+   "backendRefs":[{"name":"web","port":80,"key":"infra/web:80","weight":1,
+     "filters":[{"type":"CORS","cors":{"allowOrigins":["*"],"allowMethods":["*"]}}]}]})";
+  const std::string defaults =
+      R"({"index":1,"matches":[{"path":{"type":"PathPrefix","value":"/cors-2"}}],
+   "filters":[{"type":"CORS","cors":{}}]})";
+  world.Apply({WebGateway(), WebRoute("cors", {listed, defaults})});
+  const RouteTable& table = *world.Routes();
+  MatchResult m = testing::MatchRequest(table, "", 80, Get("x", "/cors-1"));
+  ASSERT_EQ(m.outcome, MatchOutcome::kMatched);
+  ASSERT_EQ(m.action->filters.size(), 1u);
+  EXPECT_EQ(m.action->filters[0]->name(), "CORS");
+  const FilterSpec& spec = Spec(m.action->filters[0]);
+  EXPECT_EQ(spec.kind, FilterKind::kCors);
+  ASSERT_NE(spec.cors, nullptr);
+  const CorsPolicy& cors = *spec.cors;
+  EXPECT_FALSE(cors.any_origin);
+  ASSERT_EQ(cors.origins.size(), 2u);
+  EXPECT_EQ(cors.origins[0].scheme, "https");
+  EXPECT_EQ(cors.origins[0].host, "www.foo.com");
+  EXPECT_EQ(cors.origins[0].port, 443u);
+  EXPECT_EQ(cors.origins[1].host, "*.bar.com");  // lower case, as origins compare
+  EXPECT_EQ(cors.origins[1].port, 8443u);
+  EXPECT_TRUE(cors.allow_credentials);
+  EXPECT_FALSE(cors.any_method);
+  EXPECT_EQ(cors.allow_methods, "GET, OPTIONS");
+  EXPECT_FALSE(cors.any_header);
+  EXPECT_EQ(cors.allow_headers, "x-header-1, x-header-2");
+  EXPECT_TRUE(cors.expose_any);
+  EXPECT_EQ(cors.expose_headers, "x-header-3, *");
+  EXPECT_EQ(cors.expose_named, "x-header-3");
+  EXPECT_EQ(cors.max_age, "3600");
+  // A backend-level CORS filter.
+  ASSERT_EQ(m.action->backends.size(), 1u);
+  ASSERT_EQ(m.action->backends[0].filters.size(), 1u);
+  const FilterSpec& backend = Spec(m.action->backends[0].filters[0]);
+  ASSERT_EQ(backend.kind, FilterKind::kCors);
+  EXPECT_TRUE(backend.cors->any_origin);
+  EXPECT_TRUE(backend.cors->origins.empty());
+  EXPECT_TRUE(backend.cors->any_method);
+  EXPECT_EQ(backend.cors->allow_methods, "*");
+  EXPECT_FALSE(backend.cors->allow_credentials);
+
+  // Nothing configured: no origin is allowed; Access-Control-Max-Age defaults to 5 seconds.
+  m = testing::MatchRequest(table, "", 80, Get("x", "/cors-2"));
+  ASSERT_EQ(m.outcome, MatchOutcome::kMatched);
+  ASSERT_EQ(m.action->filters.size(), 1u);
+  const CorsPolicy& empty = *Spec(m.action->filters[0]).cors;
+  EXPECT_FALSE(empty.any_origin);
+  EXPECT_TRUE(empty.origins.empty());
+  EXPECT_EQ(empty.allow_methods, "");
+  EXPECT_EQ(empty.max_age, "5");
+}
+
 TEST(RouteTableTest, AnEntryThatDoesNotCompileIsRefused) {
   // Hand-written snapshot: the handler passes regexes through; RE2 rejects this one.
   RuntimeSnapshot snapshot;
@@ -778,6 +838,27 @@ TEST(RouteTableTest, AnEntryThatDoesNotCompileIsRefused) {
   EXPECT_THAT(table->Refusals()[0].reason, HasSubstr("does not compile"));
   EXPECT_EQ(testing::Describe(testing::MatchRequest(*table, "", 80, Get("x", "/a("))),
             "infra/good 0.0");
+
+  // A CORS filter whose origin is not scheme://host[:port], or whose maxAge is not positive.
+  for (const char* cors : {R"({"builtin":"cors","allowOrigins":["www.foo.com"]})",
+                           R"({"builtin":"cors","allowOrigins":["*"],"maxAge":0})",
+                           R"({"builtin":"cors","allowCredentials":"yes"})"}) {
+    std::string bad = rule("Prefix", "/");
+    const std::string empty = R"("filters":[],"timeouts")";
+    bad.replace(bad.find(empty), empty.size(),
+                std::string(R"("filters":[)") + cors + R"(],"timeouts")");
+    auto entries = std::make_shared<FormatEntries>(*routes);  // the built table keeps `routes`
+    (*entries)["httproute/infra/bad"].json = std::make_shared<const std::string>(route("bad", bad));
+    snapshot.formats[PORTICO_FORMAT_ROUTE_RULES] = entries;
+    table = RouteTable::Build(snapshot, nullptr);
+    ASSERT_EQ(table->Refusals().size(), 1u) << cors;
+    EXPECT_EQ(table->Refusals()[0].owner, "gateway.networking.k8s.io/HTTPRoute/infra/bad");
+    EXPECT_THAT(table->Refusals()[0].reason,
+                ::testing::AnyOf(HasSubstr("allowOrigins[0]: \"www.foo.com\" is not an origin"),
+                                 HasSubstr("maxAge: must be 1-2147483647 seconds"),
+                                 HasSubstr("allowCredentials: must be a boolean")))
+        << cors;
+  }
 }
 
 TEST(RouteTableTest, MatchIsAllocationFreeAndSafeFromManyThreads) {

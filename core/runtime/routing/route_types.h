@@ -28,6 +28,7 @@ enum class FilterKind {
   kUrlRewrite,       // "urlRewrite": rewrite
   kRedirect,         // "redirect" (backend-level filters only): redirect
   kMirror,           // "mirror": mirror_key, mirror_percent
+  kCors,             // "cors": cors
   kBinding,          // {"binding": id}: binding (a filter_binding.v1 id)
 };
 
@@ -62,6 +63,32 @@ struct Redirect {
   PathModifierType path_modifier = PathModifierType::kNone;  // path_type as an enum
 };
 
+// CorsOrigin is an origin "scheme://host[:port]" of a CORS filter's allowOrigins, or of a
+// request's Origin header: scheme and host in lower case, port the scheme's default (http 80,
+// https 443, other schemes 0) when absent. In an allowOrigins entry the host may hold `*`, which
+// matches one or more characters, dots included (Gateway API: a greedy match to the left).
+struct CorsOrigin {
+  std::string scheme;
+  std::string host;
+  uint32_t port = 0;
+};
+
+// CorsPolicy is a CORS filter (Gateway API HTTPCORSFilter), with the header values it writes
+// computed once. Lists are comma-joined as written; "" means the field was empty.
+struct CorsPolicy {
+  bool any_origin = false;          // allowOrigins is ["*"]
+  std::vector<CorsOrigin> origins;  // the other allowOrigins entries
+  bool allow_credentials = false;
+  bool any_method = false;     // allowMethods holds "*"
+  std::string allow_methods;   // Access-Control-Allow-Methods
+  bool any_header = false;     // allowHeaders holds "*"
+  std::string allow_headers;   // Access-Control-Allow-Headers
+  bool expose_any = false;     // exposeHeaders holds "*"
+  std::string expose_headers;  // Access-Control-Expose-Headers
+  std::string expose_named;    // exposeHeaders without "*" (for credentialed requests)
+  std::string max_age = "5";   // Access-Control-Max-Age, seconds (Gateway API default 5)
+};
+
 // FilterSpec is one built-in filter's configuration, parsed once (the route table then builds
 // its HttpFilter: builtin_filters.h). Only the members of its `kind` are set.
 struct FilterSpec {
@@ -72,6 +99,8 @@ struct FilterSpec {
   std::string mirror_key;       // kMirror: "" mirrors nothing
   double mirror_percent = 100;  // kMirror: 0-100, possibly fractional
   std::string binding;          // kBinding: a filter_binding.v1 id; missing -> 500
+  // kCors, behind a pointer: most filters are not CORS and a rule's memory counts.
+  std::shared_ptr<const CorsPolicy> cors;
 };
 
 // BackendRef is one weighted backend of a rule. An invalid one (key "") keeps its weight and
@@ -83,6 +112,21 @@ struct BackendRef {
   bool valid() const { return !key.empty(); }
 };
 
+// RetryPolicy is a rule's Gateway API `retry` (route_rules.v1 "retry"): up to `attempts`
+// retries, `backoff_ms` apart, of an attempt whose response status is in `codes`, that failed to
+// connect or lost its connection before a response head, or whose backend request timed out.
+struct RetryPolicy {
+  std::vector<uint16_t> codes;
+  uint32_t attempts = 0;
+  uint32_t backoff_ms = 0;
+  bool RetriesStatus(int status) const {
+    for (uint16_t c : codes) {
+      if (c == status) return true;
+    }
+    return false;
+  }
+};
+
 // RouteAction is what a matched rule does: its filter chain, then its backends (none, or
 // total_weight 0, and no filter answered: 500).
 struct RouteAction {
@@ -91,6 +135,7 @@ struct RouteAction {
   // The rule's filters in chain order: its RequestRedirect first (it answers instead of the
   // backends), then the others as written.
   filter::FilterList filters;
+  std::shared_ptr<const RetryPolicy> retry;  // null: no retries
   int64_t request_timeout_ms = 0;          // 0: none
   int64_t backend_request_timeout_ms = 0;  // 0: none
   std::string route_key;                   // "namespace/name" of the route, for logs
