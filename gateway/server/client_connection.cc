@@ -56,7 +56,8 @@ bool IsWouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 ClientConnection::ClientConnection(Worker* worker, int fd, std::string listener_address,
                                    uint16_t listener_port, std::string client_ip)
     : worker_(worker),
-      fd_(fd),
+      plain_(fd),
+      transport_(&plain_),
       listener_address_(std::move(listener_address)),
       listener_port_(listener_port),
       client_ip_(std::move(client_ip)),
@@ -72,11 +73,10 @@ ClientConnection::ClientConnection(Worker* worker, int fd, std::string listener_
 ClientConnection::~ClientConnection() {
   if (up_ != nullptr) worker_->pool().Close(up_);
   if (pin_ != nullptr) worker_->ReleasePin(pin_);
-  if (fd_ >= 0) close(fd_);
 }
 
 bool ClientConnection::Start() {
-  if (!worker_->loop().Add(fd_, EventLoop::kSocketEvents, this)) return false;
+  if (!worker_->loop().Add(transport_->fd(), EventLoop::kSocketEvents, this)) return false;
   UpdateTimer();
   Drive();
   return true;
@@ -140,20 +140,17 @@ size_t ClientConnection::ReadClient(size_t max_buffer) {
   if (!readable_ || peer_closed_) return 0;
   size_t room = in_.Reserve(4096, max_buffer);
   if (room == 0) return 0;
-  ssize_t n;
-  do {
-    n = recv(fd_, in_.write_ptr(), room, 0);
-  } while (n < 0 && errno == EINTR);
-  if (n > 0) {
-    in_.Commit(static_cast<size_t>(n));
+  const IoResult r = transport_->Read(in_.write_ptr(), room);
+  if (r.kind == IoResult::kDone) {
+    in_.Commit(r.bytes);
     // A short read drained the socket: edge-triggered epoll reports the next arrival. Not so
     // after a hangup: the EOF behind the data raises no new edge, the next read must see it.
-    if (static_cast<size_t>(n) < room && !peer_hangup_) readable_ = false;
+    if (r.bytes < room && !peer_hangup_) readable_ = false;
     last_activity_ms_ = worker_->loop().now_ms();
-    return static_cast<size_t>(n);
+    return r.bytes;
   }
   readable_ = false;
-  if (n == 0 || !IsWouldBlock(errno)) peer_closed_ = true;
+  if (r.kind != IoResult::kAgain) peer_closed_ = true;
   return 0;
 }
 
@@ -182,26 +179,26 @@ bool ClientConnection::FlushClient() {
   const size_t pending = out_.size() - out_sent_;
   if (pending > 0) iov[count++] = {out_.data() + out_sent_, pending};
   size_t pass = 0;
-  if (resp_passthrough_ && up_ != nullptr && resp_state_ == ResponseState::kBody) {
+  if (resp_.passthrough && up_ != nullptr && resp_.state == ResponseState::kBody) {
     pass = up_->in.size();
-    if (resp_framing_ == BodyFraming::kContentLength) {
-      pass = static_cast<size_t>(std::min<uint64_t>(pass, resp_remaining_));
+    if (resp_.framing == BodyFraming::kContentLength) {
+      pass = static_cast<size_t>(std::min<uint64_t>(pass, resp_.remaining));
     }
     if (pass > 0) iov[count++] = {up_->in.data(), pass};
   }
   if (count == 0) return true;
   if (!writable_) return false;
-  ssize_t n = Send(fd_, iov, count);
-  if (n < 0) {
-    if (IsWouldBlock(errno)) {
-      writable_ = false;
-      return false;
-    }
+  const IoResult r = transport_->Write(iov, count);
+  if (r.kind == IoResult::kAgain) {
+    writable_ = false;
+    return false;
+  }
+  if (r.kind != IoResult::kDone) {
     reason_ = "client_write_failed";
     Close();
     return false;
   }
-  size_t written = static_cast<size_t>(n);
+  size_t written = r.bytes;
   bytes_sent_ += written;
   last_activity_ms_ = worker_->loop().now_ms();
   const size_t from_out = std::min(written, pending);
@@ -213,7 +210,7 @@ bool ClientConnection::FlushClient() {
   const size_t from_pass = written - from_out;
   if (from_pass > 0) {
     up_->in.Consume(from_pass);
-    if (resp_framing_ == BodyFraming::kContentLength) resp_remaining_ -= from_pass;
+    if (resp_.framing == BodyFraming::kContentLength) resp_.remaining -= from_pass;
   }
   if (written < pending + pass) {
     writable_ = false;
@@ -228,8 +225,8 @@ bool ClientConnection::FlushUpstream() {
   const size_t pending = up_out_.size() - up_out_sent_;
   if (pending > 0) iov[count++] = {up_out_.data() + up_out_sent_, pending};
   size_t pass = 0;
-  if (req_framing_ == BodyFraming::kContentLength && req_remaining_ > 0) {
-    pass = static_cast<size_t>(std::min<uint64_t>(in_.size(), req_remaining_));
+  if (req_.framing == BodyFraming::kContentLength && req_.remaining > 0) {
+    pass = static_cast<size_t>(std::min<uint64_t>(in_.size(), req_.remaining));
     if (pass > 0) iov[count++] = {in_.data(), pass};
   }
   if (count == 0) return true;
@@ -244,7 +241,7 @@ bool ClientConnection::FlushUpstream() {
     if (CanRetry()) {
       Reattempt();
     } else {
-      UpstreamFailed(retries_ > 0 ? 503 : 502, "upstream_write_failed");
+      UpstreamFailed(attempt_.retries > 0 ? 503 : 502, "upstream_write_failed");
     }
     return false;
   }
@@ -256,8 +253,8 @@ bool ClientConnection::FlushUpstream() {
   if (from_pass > 0) {
     if (mirroring_) TeeMirror(in_.data(), from_pass);
     in_.Consume(from_pass);
-    req_remaining_ -= from_pass;
-    req_body_bytes_ += from_pass;
+    req_.remaining -= from_pass;
+    req_.bytes += from_pass;
   }
   if (written < pending + pass) {
     up_->writable = false;
@@ -320,11 +317,11 @@ bool ClientConnection::StepLocal() {
 void ClientConnection::StartLinger() {
   // Unread bytes at close() would make the kernel reset the connection, possibly before the
   // client read the answer: when some may be pending, half-close and drain for a while.
-  if (peer_closed_ || (in_.empty() && !readable_ && req_done_)) {
+  if (peer_closed_ || (in_.empty() && !readable_ && req_.done)) {
     Close();
     return;
   }
-  shutdown(fd_, SHUT_WR);
+  transport_->ShutdownWrite();
   phase_ = Phase::kLinger;
   last_activity_ms_ = worker_->loop().now_ms();
   linger_deadline_ = last_activity_ms_ + kLingerMs;
@@ -342,7 +339,7 @@ bool ClientConnection::StepLinger() {
 }
 
 bool ClientConnection::StepProxy() {
-  if (waiting_retry_) return false;  // the backoff before the next attempt (OnTimer)
+  if (attempt_.waiting) return false;  // the backoff before the next attempt (OnTimer)
   bool progress = false;
   if (up_ != nullptr && up_->connecting) {
     if (!up_->writable) return false;
@@ -361,7 +358,7 @@ bool ClientConnection::StepProxy() {
   if (closed_ || phase_ != Phase::kProxy) return true;
   progress |= PumpResponse();
   if (closed_ || phase_ != Phase::kProxy) return true;
-  if (resp_state_ == ResponseState::kDone && out_.size() == out_sent_) {
+  if (resp_.state == ResponseState::kDone && out_.size() == out_sent_) {
     FinishExchange();
     return true;
   }
@@ -393,19 +390,9 @@ void ClientConnection::BeginRequestCommon() {
   action_ = nullptr;
   backend_ref_ = nullptr;
   upstream_name_.clear();
-  response_started_ = false;
-  resp_state_ = ResponseState::kAwaitHead;
-  resp_passthrough_ = false;
-  resp_rechunk_ = false;
-  req_framing_ = BodyFraming::kNone;
-  req_remaining_ = 0;
-  req_body_bytes_ = 0;
-  req_done_ = true;
-  retried_ = false;
-  retries_ = 0;
-  waiting_retry_ = false;
-  retry_at_ = kNever;
-  connect_attempts_ = 0;
+  resp_.Reset();
+  req_.Reset();
+  attempt_.Reset();
   backend_ = nullptr;
   upgrade_ = false;
   mirror_keys_.clear();
@@ -453,13 +440,13 @@ void ClientConnection::StartRequest() {
   head_request_ = head.method_id == http::Method::kHead;
   close_after_ = !head.keep_alive || draining_;
   BeginRequestCommon();
-  req_framing_ = head.framing;
+  req_.framing = head.framing;
   // An upgrade with a request body is served as a plain request (nothing to switch after).
   upgrade_ = !head.upgrade.empty() && head.framing == BodyFraming::kNone;
-  req_remaining_ = head.framing == BodyFraming::kContentLength ? head.content_length : 0;
-  req_done_ = head.framing == BodyFraming::kNone ||
+  req_.remaining = head.framing == BodyFraming::kContentLength ? head.content_length : 0;
+  req_.done = head.framing == BodyFraming::kNone ||
               (head.framing == BodyFraming::kContentLength && head.content_length == 0);
-  if (req_framing_ == BodyFraming::kChunked) req_decoder_.Reset();
+  if (req_.framing == BodyFraming::kChunked) req_.decoder.Reset();
   pin_ = worker_->AcquirePin();
 
   const uint64_t max_body = worker_->settings().max_body_bytes;
@@ -633,34 +620,32 @@ void ClientConnection::ArmAttempt() {
 
 bool ClientConnection::CanRetry() const {
   const core::routing::RetryPolicy* retry = action_ != nullptr ? action_->retry.get() : nullptr;
-  return retry != nullptr && retries_ < retry->attempts && !response_started_ &&
-         req_framing_ == BodyFraming::kNone && backend_ != nullptr && !upgrade_ &&
+  return retry != nullptr && attempt_.retries < retry->attempts && !resp_.started &&
+         req_.framing == BodyFraming::kNone && backend_ != nullptr && !upgrade_ &&
          up_out_.size() == head_bytes_;
 }
 
 void ClientConnection::Reattempt() {
-  ++retries_;
+  ++attempt_.retries;
   auto& counter = worker_->counters().retries;
   counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   ReleaseUpstream(false);
-  resp_state_ = ResponseState::kAwaitHead;
-  resp_passthrough_ = false;
-  resp_rechunk_ = false;
+  resp_.Restart();
   up_out_sent_ = 0;  // up_out_ holds the head alone (CanRetry): it is sent again
-  connect_attempts_ = 0;
+  attempt_.connect_failures = 0;
   connect_deadline_ = backend_deadline_ = kNever;
   const uint32_t backoff = action_->retry->backoff_ms;
   if (backoff == 0) {
     StartAttempt();
     return;
   }
-  waiting_retry_ = true;  // StepProxy waits; OnTimer starts the attempt at retry_at_
-  retry_at_ = worker_->loop().now_ms() + backoff;
+  attempt_.waiting = true;  // StepProxy waits; OnTimer starts the attempt at attempt_.retry_at
+  attempt_.retry_at = worker_->loop().now_ms() + backoff;
 }
 
 void ClientConnection::StartAttempt() {
-  waiting_retry_ = false;
-  retry_at_ = kNever;
+  attempt_.waiting = false;
+  attempt_.retry_at = kNever;
   endpoint_ = worker_->PickEndpoint(*backend_, backend_ref_->key);
   if (endpoint_ == nullptr) {
     UpstreamFailed(503, "endpoint_unresolved");
@@ -673,7 +658,7 @@ void ClientConnection::StartAttempt() {
 void ClientConnection::StartMirrors() {
   mirror_request_ = up_out_;  // up_out_ holds just the head here
   mirroring_ = true;
-  if (req_done_) DispatchMirrors();  // no body
+  if (req_.done) DispatchMirrors();  // no body
 }
 
 void ClientConnection::TeeMirror(const char* data, size_t size) {
@@ -742,7 +727,7 @@ void ClientConnection::BuildUpstreamHead() {
 bool ClientConnection::ConnectUpstream() {
   upstream::UpstreamPool& pool = worker_->pool();
   // A request with a body cannot be replayed: make sure a pooled connection is still open.
-  const bool has_body = req_framing_ != BodyFraming::kNone;
+  const bool has_body = req_.framing != BodyFraming::kNone;
   up_ = pool.Acquire(endpoint_, this, has_body);
   connect_deadline_ = kNever;
   if (up_ == nullptr) {
@@ -778,7 +763,7 @@ bool ClientConnection::NextEndpoint() {
   // Only while nothing went out: the failed endpoint never saw the request.
   if (backend_ == nullptr || up_out_sent_ != 0) return false;
   const size_t count = backend_->endpoints.size();
-  if (++connect_attempts_ >= std::min(count, kMaxConnectAttempts)) return false;
+  if (++attempt_.connect_failures >= std::min(count, kMaxConnectAttempts)) return false;
   upstream::EndpointPool* next = worker_->PickEndpoint(*backend_, backend_ref_->key);
   if (next == nullptr) return false;
   endpoint_ = next;
@@ -789,13 +774,13 @@ bool ClientConnection::NextEndpoint() {
 bool ClientConnection::RetryUpstream() {
   // Only a reused connection the upstream closed before answering, for a request without body
   // bytes: the upstream cannot have acted on it, and nothing is lost.
-  if (retried_ || up_ == nullptr || up_->reuse_count() == 0) return false;
+  if (attempt_.replayed || up_ == nullptr || up_->reuse_count() == 0) return false;
   // A rule with a retry policy counts this replay as one of its attempts (CanRetry) instead:
   // otherwise a reset after the upstream took the request would be tried once more than asked.
   if (action_ != nullptr && action_->retry != nullptr) return false;
-  if (resp_state_ != ResponseState::kAwaitHead || !up_->in.empty()) return false;
-  if (req_framing_ != BodyFraming::kNone || up_out_.size() != head_bytes_) return false;
-  retried_ = true;
+  if (resp_.state != ResponseState::kAwaitHead || !up_->in.empty()) return false;
+  if (req_.framing != BodyFraming::kNone || up_out_.size() != head_bytes_) return false;
+  attempt_.replayed = true;
   worker_->pool().Close(up_);
   up_ = nullptr;
   up_out_sent_ = 0;
@@ -808,12 +793,12 @@ bool ClientConnection::PumpRequestBody() {
   for (int round = 0; round < 64; ++round) {
     if (up_ == nullptr) return true;
     // Chunked: decode what arrived and re-frame it into the upstream output.
-    if (!req_done_ && req_framing_ == BodyFraming::kChunked && !in_.empty() &&
+    if (!req_.done && req_.framing == BodyFraming::kChunked && !in_.empty() &&
         up_out_.size() - up_out_sent_ < kMaxPendingOut) {
-      http::ChunkedStep step = req_decoder_.Decode(in_.view());
+      http::ChunkedStep step = req_.decoder.Decode(in_.view());
       if (step.result == ParseResult::kError) {
         close_after_ = true;
-        Fail(400, req_decoder_.error().reason);
+        Fail(400, req_.decoder.error().reason);
         return true;
       }
       const size_t framed_from = up_out_.size();
@@ -821,16 +806,16 @@ bool ClientConnection::PumpRequestBody() {
         http::AppendChunkHeader(step.data.size(), &up_out_);
         up_out_.append(step.data);
         up_out_.append(http::kChunkEnd);
-        req_body_bytes_ += step.data.size();
+        req_.bytes += step.data.size();
       }
       in_.Consume(step.consumed);
       if (step.result == ParseResult::kComplete) {
-        http::AppendLastChunk(req_decoder_.trailer_block(), &up_out_);
-        req_done_ = true;
+        http::AppendLastChunk(req_.decoder.trailer_block(), &up_out_);
+        req_.done = true;
       }
       if (mirroring_) TeeMirror(up_out_.data() + framed_from, up_out_.size() - framed_from);
       const uint64_t max_body = worker_->settings().max_body_bytes;
-      if (max_body != 0 && req_body_bytes_ > max_body) {
+      if (max_body != 0 && req_.bytes > max_body) {
         close_after_ = true;
         Fail(413, "body_too_large");
         return true;
@@ -839,22 +824,22 @@ bool ClientConnection::PumpRequestBody() {
       continue;
     }
     // Write the head, re-framed chunks and Content-Length body bytes.
-    const size_t before = up_out_sent_ + req_body_bytes_;
+    const size_t before = up_out_sent_ + req_.bytes;
     FlushUpstream();
     if (closed_ || phase_ != Phase::kProxy || up_ == nullptr) return true;
-    if (up_out_sent_ + req_body_bytes_ != before) progress = true;
-    if (up_out_sent_ == up_out_.size() && up_out_sent_ > 0 && req_framing_ != BodyFraming::kNone) {
+    if (up_out_sent_ + req_.bytes != before) progress = true;
+    if (up_out_sent_ == up_out_.size() && up_out_sent_ > 0 && req_.framing != BodyFraming::kNone) {
       // Keep the head for a retry only when there is no body; else drop what was sent.
       up_out_.clear();
       up_out_sent_ = 0;
     }
-    if (req_framing_ == BodyFraming::kContentLength && req_remaining_ == 0) req_done_ = true;
-    if (req_done_) {
+    if (req_.framing == BodyFraming::kContentLength && req_.remaining == 0) req_.done = true;
+    if (req_.done) {
       DispatchMirrors();
       break;
     }
     // Read more of the body when the buffer has been handed on.
-    const bool need_input = req_framing_ == BodyFraming::kContentLength
+    const bool need_input = req_.framing == BodyFraming::kContentLength
                                 ? in_.empty()
                                 : (in_.empty() && up_out_.size() - up_out_sent_ < kMaxPendingOut);
     if (!need_input) break;
@@ -877,7 +862,7 @@ bool ClientConnection::PumpRequestBody() {
 bool ClientConnection::PumpResponse() {
   bool progress = false;
   for (int round = 0; round < 64 && up_ != nullptr; ++round) {
-    if (resp_state_ == ResponseState::kAwaitHead) {
+    if (resp_.state == ResponseState::kAwaitHead) {
       if (!up_->in.empty()) {
         ParseResult r = up_->parser.Parse(up_->in.view(), head_request_);
         if (r == ParseResult::kError) {
@@ -902,7 +887,7 @@ bool ClientConnection::PumpResponse() {
           return true;
         }
         // As Envoy: a reset before the response head after retries is 503, else nginx's 502.
-        UpstreamFailed(retries_ > 0 ? 503 : 502,
+        UpstreamFailed(attempt_.retries > 0 ? 503 : 502,
                        up_->in.empty() ? "upstream_closed" : "upstream_closed_in_head");
         return true;
       }
@@ -912,7 +897,7 @@ bool ClientConnection::PumpResponse() {
       }
       return progress;
     }
-    if (resp_state_ == ResponseState::kBody) {
+    if (resp_.state == ResponseState::kBody) {
       if (PumpResponseBody()) {
         progress = true;
         continue;
@@ -954,7 +939,7 @@ bool ClientConnection::OnResponseHead() {
     return false;
   }
   status_ = head.status;
-  resp_framing_ = head.framing;
+  resp_.framing = head.framing;
   http::ResponseHeadOut out;
   out.status = head.status;
   out.reason = head.reason;
@@ -988,27 +973,27 @@ bool ClientConnection::OnResponseHead() {
   }
   http::AppendResponseHead(out, &out_);
   up_->in.Consume(up_->parser.consumed());
-  response_started_ = true;
-  resp_rechunk_ = false;
-  resp_passthrough_ = false;
+  resp_.started = true;
+  resp_.rechunk = false;
+  resp_.passthrough = false;
   switch (head.framing) {
     case BodyFraming::kNone:
-      resp_state_ = ResponseState::kDone;
+      resp_.state = ResponseState::kDone;
       break;
     case BodyFraming::kContentLength:
-      resp_remaining_ = head.content_length;
-      resp_passthrough_ = true;
-      resp_state_ = head.content_length == 0 ? ResponseState::kDone : ResponseState::kBody;
+      resp_.remaining = head.content_length;
+      resp_.passthrough = true;
+      resp_.state = head.content_length == 0 ? ResponseState::kDone : ResponseState::kBody;
       break;
     case BodyFraming::kChunked:
       up_->decoder.Reset();
       up_->decoder_used = true;
-      resp_rechunk_ = client_minor_ == 1;
-      resp_state_ = ResponseState::kBody;
+      resp_.rechunk = client_minor_ == 1;
+      resp_.state = ResponseState::kBody;
       break;
     case BodyFraming::kUntilClose:
-      resp_passthrough_ = true;
-      resp_state_ = ResponseState::kBody;
+      resp_.passthrough = true;
+      resp_.state = ResponseState::kBody;
       break;
   }
   return true;
@@ -1016,8 +1001,8 @@ bool ClientConnection::OnResponseHead() {
 
 bool ClientConnection::PumpResponseBody() {
   bool progress = false;
-  if (resp_framing_ == BodyFraming::kChunked) {
-    while (resp_state_ == ResponseState::kBody && !up_->in.empty() &&
+  if (resp_.framing == BodyFraming::kChunked) {
+    while (resp_.state == ResponseState::kBody && !up_->in.empty() &&
            out_.size() - out_sent_ < kMaxPendingOut) {
       http::ChunkedStep step = up_->decoder.Decode(up_->in.view());
       if (step.result == ParseResult::kError) {
@@ -1025,14 +1010,14 @@ bool ClientConnection::PumpResponseBody() {
         return false;
       }
       if (!step.data.empty()) {
-        if (resp_rechunk_) http::AppendChunkHeader(step.data.size(), &out_);
+        if (resp_.rechunk) http::AppendChunkHeader(step.data.size(), &out_);
         out_.append(step.data);
-        if (resp_rechunk_) out_.append(http::kChunkEnd);
+        if (resp_.rechunk) out_.append(http::kChunkEnd);
       }
       up_->in.Consume(step.consumed);
       if (step.result == ParseResult::kComplete) {
-        if (resp_rechunk_) http::AppendLastChunk(up_->decoder.trailer_block(), &out_);
-        resp_state_ = ResponseState::kDone;
+        if (resp_.rechunk) http::AppendLastChunk(up_->decoder.trailer_block(), &out_);
+        resp_.state = ResponseState::kDone;
       }
       progress = true;
     }
@@ -1041,16 +1026,16 @@ bool ClientConnection::PumpResponseBody() {
   FlushClient();
   if (closed_ || up_ == nullptr) return false;
   if (bytes_sent_ != sent_before) progress = true;
-  if (resp_framing_ == BodyFraming::kContentLength && resp_remaining_ == 0) {
-    resp_state_ = ResponseState::kDone;
+  if (resp_.framing == BodyFraming::kContentLength && resp_.remaining == 0) {
+    resp_.state = ResponseState::kDone;
     return true;
   }
-  if (resp_state_ != ResponseState::kBody) return true;
+  if (resp_.state != ResponseState::kBody) return true;
   // More from the upstream once its buffer has room (what is in it waits for the client).
   if (up_->in.size() < up_->in.capacity() && ReadUpstream(up_->in.capacity()) > 0) return true;
   if (up_->peer_closed && up_->in.empty()) {
-    if (resp_framing_ == BodyFraming::kUntilClose) {
-      resp_state_ = ResponseState::kDone;
+    if (resp_.framing == BodyFraming::kUntilClose) {
+      resp_.state = ResponseState::kDone;
       return true;
     }
     UpstreamFailed(502, "upstream_closed_in_body");  // the head is out: closes the client
@@ -1088,12 +1073,12 @@ void ClientConnection::StartTunnel(const http::ResponseHead& head) {
   out.connection = "upgrade";
   http::AppendResponseHead(out, &out_);  // before the head's bytes (the views) are consumed
   up_->in.Consume(up_->parser.consumed());
-  response_started_ = true;
+  resp_.started = true;
   // What the upstream sends from now on passes to the client as it comes (FlushClient).
-  resp_state_ = ResponseState::kBody;
-  resp_framing_ = BodyFraming::kUntilClose;
-  resp_passthrough_ = true;
-  resp_rechunk_ = false;
+  resp_.state = ResponseState::kBody;
+  resp_.framing = BodyFraming::kUntilClose;
+  resp_.passthrough = true;
+  resp_.rechunk = false;
   tunnel_up_done_ = tunnel_down_done_ = false;
   connect_deadline_ = request_deadline_ = backend_deadline_ = kNever;
   last_activity_ms_ = worker_->loop().now_ms();
@@ -1110,7 +1095,7 @@ bool ClientConnection::StepTunnel() {
     if (bytes_sent_ != sent_before) progress = true;
     if (up_->in.size() < kTunnelBuffer && ReadUpstream(kTunnelBuffer) > 0) progress = true;
     if (up_->peer_closed && up_->in.empty() && out_.size() == out_sent_) {
-      shutdown(fd_, SHUT_WR);
+      transport_->ShutdownWrite();
       tunnel_down_done_ = true;
       progress = true;
     }
@@ -1150,7 +1135,7 @@ bool ClientConnection::StepTunnel() {
 // Answers and endings.
 
 void ClientConnection::Fail(int status, std::string_view reason) {
-  if (response_started_) {
+  if (resp_.started) {
     reason_ = reason;
     Close();
     return;
@@ -1169,7 +1154,7 @@ void ClientConnection::RespondLocal(int status, std::string_view reason, std::st
   status_ = status;
   reason_ = reason;
   last_activity_ms_ = worker_->loop().now_ms();
-  if (!req_done_) close_after_ = true;  // the body was not read: the connection cannot go on
+  if (!req_.done) close_after_ = true;  // the body was not read: the connection cannot go on
   std::string body_text;
   if (!exact && body.data() != nullptr && !body.empty() && body.back() != '\n') {
     body_text.assign(body);
@@ -1196,9 +1181,9 @@ void ClientConnection::RespondLocal(int status, std::string_view reason, std::st
   out_sent_ = 0;
   http::AppendResponseHead(out, &out_);
   if (!head_request_) out_.append(body);
-  response_started_ = true;
-  resp_state_ = ResponseState::kDone;
-  resp_passthrough_ = false;
+  resp_.started = true;
+  resp_.state = ResponseState::kDone;
+  resp_.passthrough = false;
   phase_ = Phase::kLocal;
 }
 
@@ -1214,11 +1199,11 @@ void ClientConnection::ReleaseUpstream(bool reusable) {
 }
 
 void ClientConnection::FinishExchange() {
-  const bool reusable = up_ != nullptr && req_done_ && up_->parser.head().keep_alive &&
+  const bool reusable = up_ != nullptr && req_.done && up_->parser.head().keep_alive &&
                         up_->in.empty() && !up_->peer_closed &&
-                        resp_framing_ != BodyFraming::kUntilClose && up_out_sent_ == up_out_.size();
+                        resp_.framing != BodyFraming::kUntilClose && up_out_sent_ == up_out_.size();
   ReleaseUpstream(reusable);
-  if (!req_done_) close_after_ = true;
+  if (!req_.done) close_after_ = true;
   EndRequest();
   if (close_after_) {
     StartLinger();
@@ -1292,8 +1277,7 @@ void ClientConnection::Close() {
     EndRequest();
   }
   TimerWheel::Cancel(&timer_);
-  close(fd_);
-  fd_ = -1;
+  transport_->Close();
   worker_->OnClosed(this);
 }
 
@@ -1305,7 +1289,7 @@ uint64_t ClientConnection::NextDeadline() const {
     case Phase::kHead:
       return std::min(header_deadline_, idle_deadline_);
     case Phase::kProxy:
-      if (waiting_retry_) return std::min(retry_at_, request_deadline_);
+      if (attempt_.waiting) return std::min(attempt_.retry_at, request_deadline_);
       return std::min({connect_deadline_, request_deadline_, backend_deadline_,
                        last_activity_ms_ + worker_->settings().upstream_timeout_ms});
     case Phase::kLocal:
@@ -1347,21 +1331,21 @@ void ClientConnection::OnTimer(int) {
       break;
     case Phase::kProxy:
       if (now >= request_deadline_) {  // every attempt and backoff included
-        close_after_ = close_after_ || !req_done_;
+        close_after_ = close_after_ || !req_.done;
         UpstreamFailed(504, "request_timeout");
-      } else if (waiting_retry_) {
-        if (now >= retry_at_) StartAttempt();
+      } else if (attempt_.waiting) {
+        if (now >= attempt_.retry_at) StartAttempt();
       } else if (now >= connect_deadline_) {
         ConnectFailed("upstream_connect_timeout");
       } else if (now >= backend_deadline_) {
         if (CanRetry()) {
           Reattempt();
         } else {
-          close_after_ = close_after_ || !req_done_;
+          close_after_ = close_after_ || !req_.done;
           UpstreamFailed(504, "backend_request_timeout");
         }
       } else if (now >= last_activity_ms_ + worker_->settings().upstream_timeout_ms) {
-        close_after_ = close_after_ || !req_done_;
+        close_after_ = close_after_ || !req_.done;
         UpstreamFailed(504, "upstream_timeout");
       }
       break;

@@ -6,12 +6,13 @@
 // protocols (Upgrade, e.g. WebSocket) that the upstream accepts with 101 turns the pair of
 // connections into a tunnel: bytes are copied both ways until both sides have ended.
 //
-// I/O model: the socket is registered once (edge-triggered, in and out); readable_/writable_
-// remember readiness. Bytes flow through two buffers per direction: the source's read buffer
-// (client in_, upstream in) and the sink's pending output (upstream out, client out_); a
-// Content-Length body goes from the source buffer straight into writev beside the pending head,
-// so the usual exchange costs one read and one writev per direction. Backpressure: a source is
-// not read while its buffer is full; the buffer drains only as the sink accepts bytes.
+// I/O model: the connection's bytes move through its Transport (transport.h: plain TCP now; TLS
+// plugs in there), whose socket is registered once (edge-triggered, in and out);
+// readable_/writable_ remember readiness. Bytes flow through two buffers per direction: the
+// source's read buffer (client in_, upstream in) and the sink's pending output (upstream out,
+// client out_); a Content-Length body goes from the source buffer straight into writev beside the
+// pending head, so the usual exchange costs one read and one writev per direction. Backpressure: a
+// source is not read while its buffer is full; the buffer drains only as the sink accepts bytes.
 //
 // Filters: every filter of the matched rule (and of the chosen backend) runs through one
 // core::filter::FilterChain; the connection is the chain's FilterContext (exchange_filters.cc)
@@ -46,6 +47,7 @@
 #include "gateway/server/event_loop.h"
 #include "gateway/server/io_buffer.h"
 #include "gateway/server/timer_wheel.h"
+#include "gateway/server/transport.h"
 #include "gateway/upstream/http_client.h"
 #include "gateway/upstream/upstream_pool.h"
 
@@ -212,7 +214,8 @@ class ClientConnection final : public EventHandler,
   uint64_t NextDeadline() const;
 
   Worker* const worker_;
-  int fd_;
+  PlainTransport plain_;  // the socket (owned)
+  Transport* transport_;  // how bytes move: &plain_ for now
   const std::string listener_address_;
   const uint16_t listener_port_;
   const std::string client_ip_;
@@ -236,7 +239,6 @@ class ClientConnection final : public EventHandler,
   const core::routing::RouteAction* action_ = nullptr;
   const core::routing::BackendRef* backend_ref_ = nullptr;
   const core::routing::Backend* backend_ = nullptr;  // the chosen backend (held by pin_)
-  size_t connect_attempts_ = 0;                      // endpoints that failed to connect
   upstream::EndpointPool* endpoint_ = nullptr;
   upstream::UpstreamConnection* up_ = nullptr;
   std::string up_out_;  // pending bytes to the upstream: the head, then re-framed chunks
@@ -247,10 +249,6 @@ class ClientConnection final : public EventHandler,
   bool client_keep_alive_ = true;
   bool close_after_ = false;  // close the client connection once this response is out
   bool draining_ = false;     // Drain was called: every response is the connection's last
-  bool retried_ = false;
-  uint32_t retries_ = 0;        // attempts retried by the rule's retry policy
-  bool waiting_retry_ = false;  // between two attempts (backoff), until retry_at_
-  uint64_t retry_at_ = 0;
   bool upgrade_ = false;  // the request asks to switch protocols (forwarded with its Upgrade)
 
   // Tunnel (after a 101): each direction ends when its source hit EOF and all was written, with
@@ -258,23 +256,48 @@ class ClientConnection final : public EventHandler,
   bool tunnel_up_done_ = false;    // client -> upstream
   bool tunnel_down_done_ = false;  // upstream -> client
 
+  // The upstream attempts of the request (connect failures, replays, retries).
+  struct Attempts {
+    size_t connect_failures = 0;  // endpoints of this attempt that failed to connect
+    bool replayed = false;        // resent once on a fresh connection (stale keep-alive)
+    uint32_t retries = 0;         // attempts retried by the rule's retry policy
+    bool waiting = false;         // between two attempts (backoff), until retry_at
+    uint64_t retry_at = 0;
+    void Reset() { *this = Attempts(); }
+  } attempt_;
+
   // Request body (client -> upstream).
-  http::BodyFraming req_framing_ = http::BodyFraming::kNone;
-  uint64_t req_remaining_ = 0;  // kContentLength: body bytes not yet taken from in_
-  uint64_t req_body_bytes_ = 0;
-  http::ChunkedDecoder req_decoder_;
-  bool req_done_ = true;
+  struct RequestBody {
+    http::BodyFraming framing = http::BodyFraming::kNone;
+    uint64_t remaining = 0;  // kContentLength: body bytes not yet taken from in_
+    uint64_t bytes = 0;
+    http::ChunkedDecoder decoder;
+    bool done = true;
+    void Reset() {
+      framing = http::BodyFraming::kNone;
+      remaining = bytes = 0;
+      done = true;
+    }
+  } req_;
   std::vector<const std::string*> mirror_keys_;  // this request's mirror backends
   std::string mirror_request_;  // the copy being built (head as forwarded, body)
   bool mirroring_ = false;      // body bytes are copied into mirror_request_
 
   // Response (upstream -> client).
-  ResponseState resp_state_ = ResponseState::kAwaitHead;
-  http::BodyFraming resp_framing_ = http::BodyFraming::kNone;
-  uint64_t resp_remaining_ = 0;    // kContentLength: bytes not yet taken from the upstream buffer
-  bool resp_passthrough_ = false;  // body bytes go from the upstream buffer to the client as is
-  bool resp_rechunk_ = false;      // decoded chunks re-framed as chunked for the client
-  bool response_started_ = false;  // a response head is queued for the client
+  struct ResponseProgress {
+    ResponseState state = ResponseState::kAwaitHead;
+    http::BodyFraming framing = http::BodyFraming::kNone;
+    uint64_t remaining = 0;    // kContentLength: bytes not yet taken from the upstream buffer
+    bool passthrough = false;  // body bytes go from the upstream buffer to the client as is
+    bool rechunk = false;      // decoded chunks re-framed as chunked for the client
+    bool started = false;      // a response head is queued for the client
+    // Restart forgets an attempt's response (started stays: a head went to the client).
+    void Restart() {
+      state = ResponseState::kAwaitHead;
+      passthrough = rechunk = false;
+    }
+    void Reset() { *this = ResponseProgress(); }
+  } resp_;
 
   // What the request needs after its head bytes are gone (copies; capacity reused).
   std::string method_;

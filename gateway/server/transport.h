@@ -1,0 +1,60 @@
+// transport.h: Transport, how a client connection's bytes move, apart from what they mean (the
+// HTTP exchange in client_connection.h): plain TCP (PlainTransport) today; TLS and HTTP/2
+// framing plug in here next. Calls are non-blocking: a transport never waits, it reports kAgain
+// and the connection waits for the socket's next edge (edge-triggered epoll on fd()).
+//
+// Thread-safety: none; one connection on one worker. Ownership: a transport owns its socket and
+// closes it in Close() (or its destructor).
+#ifndef PORTICO_GATEWAY_SERVER_TRANSPORT_H_
+#define PORTICO_GATEWAY_SERVER_TRANSPORT_H_
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace portico::gateway::server {
+
+// IoResult is what a Read or Write did: kDone moved `bytes` (> 0; a write may be partial),
+// kAgain moved nothing for now, kEof (reads) met the peer's end, kError failed for good.
+struct IoResult {
+  enum Kind : uint8_t { kDone, kAgain, kEof, kError };
+  Kind kind = kAgain;
+  size_t bytes = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // fd is the socket the event loop watches.
+  virtual int fd() const = 0;
+  virtual IoResult Read(char* data, size_t size) = 0;
+  // Write sends up to `count` pieces in order (one system call for a plain socket).
+  virtual IoResult Write(const iovec* pieces, int count) = 0;
+  // ShutdownWrite ends the write side (the peer reads EOF) and keeps reading possible.
+  virtual void ShutdownWrite() = 0;
+  // Close releases the socket (idempotent).
+  virtual void Close() = 0;
+};
+
+// PlainTransport is TCP as it is: recv, sendmsg (MSG_NOSIGNAL), shutdown, close.
+class PlainTransport final : public Transport {
+ public:
+  explicit PlainTransport(int fd) : fd_(fd) {}
+  PlainTransport(const PlainTransport&) = delete;
+  PlainTransport& operator=(const PlainTransport&) = delete;
+  ~PlainTransport() override { Close(); }
+
+  int fd() const override { return fd_; }
+  IoResult Read(char* data, size_t size) override;
+  IoResult Write(const iovec* pieces, int count) override;
+  void ShutdownWrite() override;
+  void Close() override;
+
+ private:
+  int fd_;
+};
+
+}  // namespace portico::gateway::server
+
+#endif  // PORTICO_GATEWAY_SERVER_TRANSPORT_H_
