@@ -147,6 +147,24 @@ bool ScopeEvaluator::InScope(const core::StoreKey& key) {
   return false;
 }
 
+bool ScopeEvaluator::SentReferrer(const core::StoreKey& key) {
+  const std::vector<core::StoreKey> referrers = links_.ReferrersOf(key);
+  if (referrers.empty()) return false;
+  if (!deciding_.insert(key).second) {
+    ++cycle_hits_;
+    return false;
+  }
+  bool sent = false;
+  for (const core::StoreKey& referrer : referrers) {
+    if (has_view_(referrer) && Decide(referrer) == Delivery::kSend) {
+      sent = true;
+      break;
+    }
+  }
+  deciding_.erase(key);
+  return sent;
+}
+
 Delivery ScopeEvaluator::Decide(const core::StoreKey& key) {
   if (auto it = decided_.find(key); it != decided_.end()) return it->second;
   portico_sync_policy policy = policies_.Of(key);
@@ -159,22 +177,13 @@ Delivery ScopeEvaluator::Decide(const core::StoreKey& key) {
       wanted = true;
       break;
     case PORTICO_SYNC_ATTACHED:
-      wanted = InScope(key);
+      // Attached through its parents, or used by what the gateway receives (a Webhook that
+      // targets a Gateway, or that an HTTPRoute names in an ExtensionRef).
+      wanted = InScope(key) || SentReferrer(key);
       break;
-    case PORTICO_SYNC_TO_REFERRERS: {
-      if (!deciding_.insert(key).second) {
-        ++cycle_hits_;
-        return Delivery::kOutOfScope;
-      }
-      for (const core::StoreKey& referrer : links_.ReferrersOf(key)) {
-        if (has_view_(referrer) && Decide(referrer) == Delivery::kSend) {
-          wanted = true;
-          break;
-        }
-      }
-      deciding_.erase(key);
+    case PORTICO_SYNC_TO_REFERRERS:
+      wanted = SentReferrer(key);
       break;
-    }
     default:
       return Delivery::kNever;  // a policy this controller does not know
   }

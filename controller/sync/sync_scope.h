@@ -114,6 +114,8 @@ class ScopeEvaluator {
   Delivery Decide(const core::StoreKey& key);
   // InScope: `key` is a root or has a parent in scope (transitively; cycles are safe).
   bool InScope(const core::StoreKey& key);
+  // SentReferrer: an object that references `key` (a reference link) is sent to this gateway.
+  bool SentReferrer(const core::StoreKey& key);
 
  private:
   const GatewayScope& scope_;

@@ -424,8 +424,9 @@ TEST_F(SyncServerTest, ScopeRules) {
                                             SecretKey("cert-b").ToString()}));
 }
 
-// A "toReferrers" object whose referrer sorts before it (an HTTPRoute's Webhook: the snapshot is
-// built in key order) is in the snapshot: deciding it must not find its referrer already sent.
+// An "attached" object goes with its parents and where its referrers go: a Webhook attached to a
+// Gateway, or named by an HTTPRoute that sorts before it (the snapshot is built in key order:
+// deciding it must not find its referrer already sent, and so moved from).
 TEST_F(SyncServerTest, SnapshotsCarryWhatEarlierObjectsReference) {
   StartServer();
   Put(*store_, links_, GatewayKey("a"), Body("a"));
@@ -433,12 +434,14 @@ TEST_F(SyncServerTest, SnapshotsCarryWhatEarlierObjectsReference) {
   Put(*store_, links_, RouteKey("r2"), Body("r2"), {GatewayKey("b")}, {WebhookKey("other")});
   Put(*store_, links_, WebhookKey("auth"), Body("auth"));
   Put(*store_, links_, WebhookKey("other"), Body("other"));
+  Put(*store_, links_, WebhookKey("policy"), Body("policy"), {GatewayKey("a")});
   auto gw = Connect(ServingA());
   TestGateway::Round snapshot = gw->ReadRound();
   std::set<std::string> got;
   for (const auto& [key, e] : snapshot.events) got.insert(key);
-  EXPECT_EQ(got, (std::set<std::string>{GatewayKey("a").ToString(), RouteKey("r1").ToString(),
-                                        WebhookKey("auth").ToString()}));
+  EXPECT_EQ(
+      got, (std::set<std::string>{GatewayKey("a").ToString(), RouteKey("r1").ToString(),
+                                  WebhookKey("auth").ToString(), WebhookKey("policy").ToString()}));
 }
 
 TEST_F(SyncServerTest, ServerIdChangeSendsASnapshot) {

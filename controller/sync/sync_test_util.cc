@@ -34,7 +34,7 @@ SyncPolicies TestPolicies() {
   p.Set(kPorticoApi, "TLSPolicy", PORTICO_SYNC_ATTACHED);
   p.Set("", "Service", PORTICO_SYNC_ALWAYS);
   p.Set("", "Secret", PORTICO_SYNC_TO_REFERRERS);
-  p.Set(kPorticoApi, "Webhook", PORTICO_SYNC_TO_REFERRERS);
+  p.Set(kPorticoApi, "Webhook", PORTICO_SYNC_ATTACHED);
   p.Set(kGatewayApi, "GatewayClass", PORTICO_SYNC_NEVER);
   p.Set(kGatewayApi, "ReferenceGrant", PORTICO_SYNC_NEVER);
   return p;

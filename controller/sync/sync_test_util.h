@@ -33,7 +33,8 @@ core::StoreKey RouteKey(const std::string& name, const std::string& ns = "defaul
 core::StoreKey ServiceKey(const std::string& name, const std::string& ns = "default");
 core::StoreKey SecretKey(const std::string& name, const std::string& ns = "default");
 core::StoreKey PolicyKey(const std::string& name, const std::string& ns = "default");  // TLSPolicy
-// A Webhook: synced "toReferrers" like a Secret, but its key sorts after the routes that use it.
+// A Webhook: synced "attached" (to its targetRefs, or where the routes that reference it go); its
+// key sorts after the routes that use it.
 core::StoreKey WebhookKey(const std::string& name, const std::string& ns = "default");
 core::StoreKey GrantKey(const std::string& name, const std::string& ns = "default");
 core::StoreKey ClassKey(const std::string& name);

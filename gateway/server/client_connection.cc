@@ -512,7 +512,18 @@ void ClientConnection::RouteAndForward() {
                           ? start_us_ / 1000 + static_cast<uint64_t>(action_->request_timeout_ms)
                           : kNever;
   chain_.Start(&action_->filters);
-  ContinueChain(action_->filters.empty() ? FilterResult::kContinue : chain_.RunRequestHead(*this));
+  if (snapshot.bindings->has_attached()) {  // policy kinds' filters attached by targetRefs
+    std::vector<std::string_view> gateways;
+    if (match.listener != nullptr) {
+      for (const std::string& name : match.listener->names) {  // "ns/gateway/listener"
+        gateways.push_back(std::string_view(name).substr(0, name.rfind('/')));
+      }
+    }
+    attached_.clear();
+    snapshot.bindings->AttachedTo(action_->route_key, action_->rule_name, gateways, &attached_);
+    for (const core::filter::HttpFilter* filter : attached_) chain_.Append(filter);
+  }
+  ContinueChain(chain_.empty() ? FilterResult::kContinue : chain_.RunRequestHead(*this));
 }
 
 void ClientConnection::ContinueChain(FilterResult result) {

@@ -313,6 +313,7 @@ class ClientConnection final : public EventHandler,
 
   // Filters (see the file comment).
   core::filter::FilterChain chain_;
+  std::vector<const core::filter::HttpFilter*> attached_;  // scratch: attached filters
   ChainStage chain_stage_ = ChainStage::kRule;
   bool head_consumed_ = true;  // the request head's bytes left in_ (views into it are gone)
   std::vector<http::HeaderField> req_headers_;    // the request's fields once a filter edited

@@ -288,7 +288,15 @@ Status StageWebhook(const sdk::Txn& txn, const std::vector<sdk::Change>& changes
       continue;
     }
     std::string binding = "{\"filterType\":\"";
-    binding.append(kFilterType).append("\",\"config\":").append(change.json).append("}");
+    binding.append(kFilterType).append("\",\"config\":").append(change.json);
+    // A Webhook attached by targetRefs: the chain builder reads "attach" (filter_binding.v1).
+    auto view = json::Parse(change.json, change.ref.Display());
+    if (view.ok()) {
+      if (const rapidjson::Value* attach = json::Find(*view, "attach")) {
+        binding.append(",\"attach\":").append(json::Serialize(*attach));
+      }
+    }
+    binding.append("}");
     PORTICO_RETURN_IF_ERROR(txn.Put(key, PORTICO_FORMAT_FILTER_BINDING, key, binding));
   }
   return OkStatus();

@@ -104,7 +104,8 @@ std::optional<sdk::Condition> ResolveSecretHeaders(WebhookSpec* spec, const std:
   return std::nullopt;
 }
 
-std::string SyncedJson(const sdk::Object& obj, const WebhookSpec& spec) {
+std::string SyncedJson(const sdk::Object& obj, const WebhookSpec& spec,
+                       const std::string& created) {
   const std::string& ns = obj.ref().ns;
   sdk::JsonWriter w;
   w.BeginObject().Key("metadata").BeginObject().Field("name", obj.ref().name);
@@ -135,6 +136,17 @@ std::string SyncedJson(const sdk::Object& obj, const WebhookSpec& spec) {
   if (spec.health_failures > 0) {
     w.Key("health").BeginObject().Field("consecutiveFailures", spec.health_failures);
     w.Field("unhealthyForMs", spec.health_unhealthy_ms).EndObject();
+  }
+  if (!spec.targets.empty()) {  // filter_binding.v1 "attach" (docs/contributions.md)
+    w.Key("attach").BeginObject().Key("targets").BeginArray();
+    for (const TargetRef& t : spec.targets) {
+      w.BeginObject();
+      w.Key(t.kind == "Gateway" ? "gateway" : "route").BeginObject();
+      w.Field("namespace", ns).Field("name", t.name).EndObject();
+      if (!t.section.empty()) w.Field("rule", t.section);
+      w.EndObject();
+    }
+    w.EndArray().Field("created", created).EndObject();
   }
   if (spec.tls) {
     w.Key("tls").BeginObject().Key("insecureSkipVerify").Bool(spec.insecure_skip_verify);
@@ -182,7 +194,13 @@ Status ProcessWebhook(const sdk::Object& obj, sdk::ProcessContext& ctx,
   // Not synced without its Secret values: its rules answer 500 rather than call without them.
   const bool usable = accepted.status == "True" &&
                       (resolved.status == "True" || resolved.reason != "InvalidSecretRef");
-  if (usable) result.SetSynced(SyncedJson(obj, *spec));
+  // Attached by targetRefs: it goes with its targets (parent links); used by ExtensionRef: where
+  // the routes that name it go (their reference links).
+  for (const TargetRef& t : spec->targets) {
+    result.LinkParent({"gateway.networking.k8s.io", t.kind, obj.ref().ns, t.name});
+  }
+  const std::string created = json::GetString(*doc, "metadata.creationTimestamp", "");
+  if (usable) result.SetSynced(SyncedJson(obj, *spec, created));
   sdk::JsonWriter exported;
   exported.BeginObject()
       .Field("filterType", kFilterType)

@@ -201,6 +201,36 @@ Status ParseHealth(const rapidjson::Value& spec, WebhookSpec* out) {
   return OkStatus();
 }
 
+// ParseTargets reads spec.targetRefs: Gateways and HTTPRoutes (rules by sectionName) of the
+// Webhook's own namespace, each at most once.
+Status ParseTargets(const rapidjson::Value& spec, WebhookSpec* out) {
+  const rapidjson::Value* refs = json::Find(spec, "targetRefs");
+  if (refs == nullptr || !refs->IsArray()) return OkStatus();
+  std::set<std::string> seen;
+  for (rapidjson::SizeType i = 0; i < refs->Size(); ++i) {
+    const std::string field = "spec.targetRefs[" + std::to_string(i) + "]";
+    const rapidjson::Value& r = (*refs)[i];
+    TargetRef t{json::GetString(r, "kind"), json::GetString(r, "name"),
+                json::GetString(r, "sectionName")};
+    if (json::GetString(r, "group") != "gateway.networking.k8s.io" ||
+        (t.kind != "Gateway" && t.kind != "HTTPRoute")) {
+      return FieldError(field,
+                        "must be a Gateway or an HTTPRoute (group gateway.networking.k8s.io)");
+    }
+    if (!sdk::names::IsDnsSubdomain(t.name)) {
+      return FieldError(field + ".name", Quoted(t.name) + " is not a valid name");
+    }
+    if (t.kind == "Gateway" && !t.section.empty()) {
+      return FieldError(field + ".sectionName", "is only supported for an HTTPRoute (a rule name)");
+    }
+    if (!seen.insert(t.kind + "/" + t.name + "/" + t.section).second) {
+      return FieldError(field, "duplicate target " + t.kind + " " + t.name);
+    }
+    out->targets.push_back(std::move(t));
+  }
+  return OkStatus();
+}
+
 StatusOr<WebhookSpec> ParseWebhook(const rapidjson::Value& spec) {
   WebhookSpec out;
   const rapidjson::Value* service = json::Find(spec, "service");
@@ -259,6 +289,7 @@ StatusOr<WebhookSpec> ParseWebhook(const rapidjson::Value& spec) {
   PORTICO_ASSIGN_OR_RETURN(out.response_headers, ParseHeaders(spec, "responseHeaders"));
   PORTICO_RETURN_IF_ERROR(ParseRequest(spec, &out));
   PORTICO_RETURN_IF_ERROR(ParseHealth(spec, &out));
+  PORTICO_RETURN_IF_ERROR(ParseTargets(spec, &out));
   if (const rapidjson::Value* tls = json::Find(spec, "tls")) {
     if (!out.has_service && out.url.scheme != "https") {
       return FieldError("spec.tls", "requires an https:// url (or a service)");

@@ -48,6 +48,14 @@ struct CustomHeader {
   std::string secret_name, secret_key;  // set: the value comes from this Secret key
 };
 
+// TargetRef is a policy attachment (spec.targetRefs): a Gateway or an HTTPRoute of the Webhook's
+// namespace, and for a route optionally one rule by name (sectionName).
+struct TargetRef {
+  std::string kind;  // "Gateway" or "HTTPRoute"
+  std::string name;
+  std::string section;  // HTTPRoute rule name; "" for the whole route
+};
+
 struct WebhookSpec {
   bool has_service = false;
   ServiceTarget service;
@@ -69,6 +77,7 @@ struct WebhookSpec {
   int64_t missing_status = 400;               // spec.request.missingStatus
   int64_t health_failures = 0;                // spec.health.consecutiveFailures (0: off)
   int64_t health_unhealthy_ms = 0;            // spec.health.unhealthyFor
+  std::vector<TargetRef> targets;             // spec.targetRefs (empty: ExtensionRef only)
 };
 
 // ParseUrl parses an absolute http(s) URL; errors name `field`.

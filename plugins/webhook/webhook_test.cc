@@ -45,7 +45,7 @@ TEST_F(plugin_webhook, RegistersTheKindAndItsFilterType) {
   ASSERT_NE(kind, nullptr);
   EXPECT_EQ(kind->versions, std::vector<std::string>{"v1alpha1"});
   EXPECT_EQ(kind->reads, (std::vector<std::string>{"Service", "Secret"}));
-  EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_TO_REFERRERS);  // only where a route uses it
+  EXPECT_EQ(kind->sync_policy, PORTICO_SYNC_ATTACHED);  // with its targets, or its routes
   EXPECT_TRUE(kind->capabilities & PORTICO_CAP_ROUTE_FILTER);
   const auto* filter = host_.FindFilterType("portico.io/Webhook");
   ASSERT_NE(filter, nullptr);
@@ -348,6 +348,34 @@ TEST_F(plugin_webhook, CallsAreFilledFromTemplates) {
   EXPECT_EQ(run.exchange.respond_status, 403);
   EXPECT_TRUE(run.calls.empty());
   EXPECT_TRUE(url.empty());
+}
+
+TEST_F(plugin_webhook, TargetRefsAttachTheWebhookAsAPolicy) {
+  ProcessOutcome out = Webhook(WebhookWith(
+      R"({"url":"http://10.0.0.1:9000","targetRefs":[)"
+      R"({"group":"gateway.networking.k8s.io","kind":"Gateway","name":"web"},)"
+      R"({"group":"gateway.networking.k8s.io","kind":"HTTPRoute","name":"r","sectionName":"a"}]})"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_THAT(*out.synced,
+              HasSubstr(R"("attach":{"targets":[{"gateway":{"namespace":"default","name":"web"}},)"
+                        R"({"route":{"namespace":"default","name":"r"},"rule":"a"}],"created":)"));
+  // It goes where its targets go.
+  EXPECT_THAT(out.links,
+              ::testing::Contains(std::make_pair(
+                  sdk::ObjectRef{"gateway.networking.k8s.io", "Gateway", "default", "web"},
+                  PORTICO_LINK_PARENT)));
+  const sdk::ObjectRef ref{"portico.io", "Webhook", "default", "auth"};
+  auto staged =
+      host_.Stage("portico.io", "Webhook", {sdk::testing::FakeChange::Upsert(ref, *out.synced)});
+  ASSERT_TRUE(staged.ok()) << staged.status;
+  EXPECT_THAT(staged.puts.at({PORTICO_FORMAT_FILTER_BINDING, ref.Key()}).json,
+              HasSubstr(R"(},"attach":{"targets":[)"));  // lifted for the chain builder
+
+  out = Webhook(WebhookWith(R"({"url":"http://10.0.0.1","targetRefs":[{"group":)"
+                            R"("gateway.networking.k8s.io","kind":"Gateway","name":"web",)"
+                            R"("sectionName":"http"}]})"));
+  EXPECT_THAT(out.status.message(),
+              HasSubstr("spec.targetRefs[0].sectionName: is only supported for an HTTPRoute"));
 }
 
 TEST_F(plugin_webhook, StagesOneFilterBindingPerWebhook) {

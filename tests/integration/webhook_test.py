@@ -150,6 +150,23 @@ class WebhookTest(unittest.TestCase):
                         "      valueFrom: {secretKeyRef: {name: hook-secret, key: token}}\n"
                         "    body: '{{\"route\": \"{route}\", \"user\": \"{query.user}\"}}'\n"
                         "    missingValue: Fail\n    missingStatus: 403\n")
+        # Policy attachment: a denying Webhook attached by targetRefs to one route, and to one
+        # named rule of another.
+        docs += webhook("attached", url, "/deny", "Fail", "1s",
+                        "  targetRefs:\n"
+                        "  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r-att}\n"
+                        "  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r-rules,"
+                        " sectionName: guarded}\n")
+        docs += ("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n"
+                 "metadata: {name: r-att, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n"
+                 "  rules:\n  - matches: [{path: {type: PathPrefix, value: /att}}]\n"
+                 "    backendRefs: [{name: echo, port: 80}]\n---\n"
+                 "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n"
+                 "metadata: {name: r-rules, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n"
+                 "  rules:\n  - name: guarded\n    matches: [{path: {type: PathPrefix, value: /ga}}]\n"
+                 "    backendRefs: [{name: echo, port: 80}]\n"
+                 "  - name: open\n    matches: [{path: {type: PathPrefix, value: /go}}]\n"
+                 "    backendRefs: [{name: echo, port: 80}]\n---\n")
         docs += ("apiVersion: v1\nkind: Secret\nmetadata: {name: hook-secret, namespace: default}\n"
                  "data: {token: %s}\n---\n" % base64.b64encode(b"Bearer s3cret").decode())
         for name, prefix, hook in [("r-allow", "/a", "allow"), ("r-deny", "/d", "deny"),
@@ -261,6 +278,14 @@ class WebhookTest(unittest.TestCase):
         wait_until(lambda: request(self.url + "/f")[0] == 200, 10, "the webhook to recover")
         self.assertEqual(flaky_calls(), 4)
         self.assertEqual(request(self.url + "/f")[0], 200)
+
+    def test_webhooks_attached_by_target_refs_run_for_their_targets(self):
+        status, headers, body = request(self.url + "/att")
+        self.assertEqual(status, 401)  # the attached Webhook denies: no ExtensionRef needed
+        self.assertEqual(body, b"denied by policy")
+        self.assertEqual(request(self.url + "/ga")[0], 401)  # the rule it names
+        self.assertEqual(request(self.url + "/go")[0], 200)  # the route's other rule
+        self.assertEqual(request(self.url + "/a")[0], 200)   # routes it does not target
 
     def test_missing_and_unsupported_webhooks_answer_500_and_say_why(self):
         self.assertEqual(request(self.url + "/missing")[0], 500)

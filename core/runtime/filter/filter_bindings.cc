@@ -1,6 +1,9 @@
 // filter_bindings.cc: see filter_bindings.h.
 #include "core/runtime/filter/filter_bindings.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include "portico/sdk/abi.h"
 #include "portico/sdk/json.h"
 
@@ -49,9 +52,62 @@ std::shared_ptr<const FilterBindings> FilterBindings::Build(const RuntimeSnapsho
       refuse(std::string(filter.status().message()));
       continue;
     }
-    table->entries_.emplace(id, Entry{entry.digest, std::move(*filter)});
+    Entry made{entry.digest, std::move(*filter), {}, {}};
+    if (const rapidjson::Value* attach = json::Find(*doc, "attach"); attach && attach->IsObject()) {
+      made.created = json::GetString(*attach, "created", "");
+      const rapidjson::Value* targets = json::Find(*attach, "targets");
+      for (rapidjson::SizeType i = 0;
+           targets != nullptr && targets->IsArray() && i < targets->Size(); ++i) {
+        const rapidjson::Value& t = (*targets)[i];
+        if (const rapidjson::Value* g = json::Find(t, "gateway")) {
+          made.targets.push_back("gateway:" + json::GetString(*g, "namespace") + "/" +
+                                 json::GetString(*g, "name"));
+        } else if (const rapidjson::Value* r = json::Find(t, "route")) {
+          std::string route = json::GetString(*r, "namespace") + "/" + json::GetString(*r, "name");
+          std::string rule = json::GetString(t, "rule", "");
+          made.targets.push_back(rule.empty() ? "route:" + route : "rule:" + route + "/" + rule);
+        }
+      }
+    }
+    table->entries_.emplace(id, std::move(made));
+  }
+  // The attachment index, each list in chain order.
+  for (const auto& [id, entry] : table->entries_) {
+    for (const std::string& target : entry.targets) {
+      const int specificity = target.rfind("rule:", 0) == 0    ? 0
+                              : target.rfind("route:", 0) == 0 ? 1
+                                                               : 2;
+      table->attached_[target].push_back(
+          Attached{entry.filter.get(), static_cast<int>(entry.filter->type().phase),
+                   entry.filter->type().order, specificity, &entry.created, &id});
+    }
   }
   return table;
+}
+
+void FilterBindings::AttachedTo(std::string_view route_key, std::string_view rule_name,
+                                const std::vector<std::string_view>& gateway_keys,
+                                std::vector<const HttpFilter*>* out) const {
+  if (attached_.empty()) return;
+  std::vector<const Attached*> found;
+  auto collect = [&](const std::string& key) {
+    auto it = attached_.find(key);
+    if (it == attached_.end()) return;
+    for (const Attached& a : it->second) found.push_back(&a);
+  };
+  if (!rule_name.empty()) {
+    collect("rule:" + std::string(route_key) + "/" + std::string(rule_name));
+  }
+  collect("route:" + std::string(route_key));
+  for (std::string_view g : gateway_keys) collect("gateway:" + std::string(g));
+  std::sort(found.begin(), found.end(), [](const Attached* a, const Attached* b) {
+    return std::tie(a->phase, a->order, a->specificity, *a->created, *a->id) <
+           std::tie(b->phase, b->order, b->specificity, *b->created, *b->id);
+  });
+  for (const Attached* a : found) {
+    // A filter attached twice (to a route and its Gateway) runs once, at its first place.
+    if (std::find(out->begin(), out->end(), a->filter) == out->end()) out->push_back(a->filter);
+  }
 }
 
 const HttpFilter* FilterBindings::Find(std::string_view id) const {

@@ -7,6 +7,11 @@
 // the reason, and rules using it answer 500 until it is fixed). Unchanged entries (same digest)
 // keep their instance from the previous table.
 //
+// Policy attachment: an entry with {"attach": {"targets": [{"gateway": {namespace, name}} |
+// {"route": {namespace, name}, "rule"?: name}], "created": RFC 3339}} also runs for every request
+// of its targets, after the rule's own filters: AttachedTo lists them in chain order (the filter
+// type's phase and order key, then specificity: rule, route, Gateway; then age and id).
+//
 // Threading: immutable once built; Find from any worker. Ownership: shares its instances with
 // the tables built after it; a request pins the table through its snapshot.
 #ifndef PORTICO_CORE_RUNTIME_FILTER_FILTER_BINDINGS_H_
@@ -42,12 +47,32 @@ class FilterBindings {
   const HttpFilter* Find(std::string_view id) const;
   size_t size() const { return entries_.size(); }
 
+  // AttachedTo appends to `out`, in chain order, the filters attached to the rule `rule_name`
+  // of route `route_key` ("namespace/name"), to that route, or to a Gateway of `gateway_keys`
+  // ("namespace/name"). Nothing to do (one test) when no entry attaches.
+  void AttachedTo(std::string_view route_key, std::string_view rule_name,
+                  const std::vector<std::string_view>& gateway_keys,
+                  std::vector<const HttpFilter*>* out) const;
+  bool has_attached() const { return !attached_.empty(); }
+
  private:
   struct Entry {
     Digest128 digest;
     std::shared_ptr<const PluginFilter> filter;
+    std::vector<std::string> targets;  // attach keys ("rule:ns/name/rule", "route:..", ..)
+    std::string created;
+  };
+  // Attached is one attachment, with what orders it in a chain.
+  struct Attached {
+    const HttpFilter* filter;
+    int phase;
+    int32_t order;
+    int specificity;  // 0 rule, 1 route, 2 Gateway
+    const std::string* created;
+    const std::string* id;
   };
   std::map<std::string, Entry, std::less<>> entries_;
+  std::map<std::string, std::vector<Attached>, std::less<>> attached_;  // by attach key
 };
 
 }  // namespace portico::core::filter

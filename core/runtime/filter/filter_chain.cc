@@ -20,6 +20,11 @@ void FilterChain::Append(const FilterList* more) {
   }
 }
 
+void FilterChain::Append(const HttpFilter* filter) {
+  filters_.push_back(filter);
+  slots_.emplace_back();
+}
+
 FilterResult FilterChain::Run(Hook hook, FilterContext& ctx) {
   if (hook_ != hook) {
     hook_ = hook;

@@ -22,6 +22,7 @@ class FilterChain {
   // Append adds filters (a chosen backend's) after those already there; their OnRequestHead
   // runs at the next RunRequestHead.
   void Append(const FilterList* more);
+  void Append(const HttpFilter* filter);
 
   // RunRequestHead runs OnRequestHead of every filter not yet run; kPending parks the chain.
   FilterResult RunRequestHead(FilterContext& ctx) { return Run(Hook::kRequestHead, ctx); }

@@ -218,5 +218,42 @@ TEST_F(PluginFilterTest, BindingsAreBuiltOffTheRequestPathAndRefusalsNameTheOwne
   fresh->OnRequestEnd(ctx, slot);
 }
 
+TEST_F(PluginFilterTest, AttachedBindingsComeInChainOrder) {
+  RuntimeSnapshot snapshot;
+  auto entries = std::make_shared<FormatEntries>();
+  auto put = [&](const std::string& id, const std::string& attach) {
+    entries->emplace(id, RuntimeEntry(id, std::make_shared<const std::string>(
+                                              R"({"filterType":"example.portico.io/Stamp",)"
+                                              R"("config":")" +
+                                              id + R"(","attach":)" + attach + "}")));
+  };
+  // Same type (phase, order): the rule's first, then the route's, then the Gateway's; among
+  // the Gateway's the older first.
+  put("gw-new", R"({"targets":[{"gateway":{"namespace":"ns","name":"web"}}],)"
+                R"("created":"2026-02-01T00:00:00Z"})");
+  put("gw-old", R"({"targets":[{"gateway":{"namespace":"ns","name":"web"}},)"
+                R"({"route":{"namespace":"ns","name":"r"}}],"created":"2026-01-01T00:00:00Z"})");
+  put("rule", R"({"targets":[{"route":{"namespace":"ns","name":"r"},"rule":"named"}],)"
+              R"("created":"2026-03-01T00:00:00Z"})");
+  put("other", R"({"targets":[{"route":{"namespace":"ns","name":"elsewhere"}}]})");
+  put("plain", "null");
+  snapshot.formats[PORTICO_FORMAT_FILTER_BINDING] = entries;
+  std::vector<BindingRefusal> refusals;
+  auto table = FilterBindings::Build(snapshot, plugins_->registry, nullptr, &refusals);
+  ASSERT_TRUE(refusals.empty());
+  ASSERT_TRUE(table->has_attached());
+  std::vector<const HttpFilter*> chain;
+  table->AttachedTo("ns/r", "named", {"ns/web"}, &chain);
+  // gw-old is attached to the route and the Gateway: once, at its route place.
+  EXPECT_THAT(chain,
+              ElementsAre(table->Find("rule"), table->Find("gw-old"), table->Find("gw-new")));
+  chain.clear();
+  table->AttachedTo("ns/r", "", {}, &chain);
+  EXPECT_THAT(chain, ElementsAre(table->Find("gw-old")));
+  chain.clear();
+  table->AttachedTo("ns/unrelated", "", {"ns/other-gw"}, &chain);
+  EXPECT_TRUE(chain.empty());
+}
+
 }  // namespace
 }  // namespace portico::core::filter

@@ -193,7 +193,8 @@ typedef enum portico_sync_policy {
   PORTICO_SYNC_NEVER = 0,        /* stays on the controller (Secret, ReferenceGrant, Namespace) */
   PORTICO_SYNC_ALWAYS = 1,       /* every gateway with a handler for the kind */
   PORTICO_SYNC_TO_REFERRERS = 2, /* only gateways holding an object that references it */
-  PORTICO_SYNC_ATTACHED = 3      /* only gateways serving it or holding a parent (links) */
+  PORTICO_SYNC_ATTACHED = 3      /* only gateways serving it or holding a parent (links), or
+                                    (ABI 1.2) holding an object that references it */
 } portico_sync_policy;
 
 /* ---------------------------------------------------------------- gateway side */
