@@ -287,6 +287,17 @@ class WebhookTest(unittest.TestCase):
         self.assertEqual(request(self.url + "/go")[0], 200)  # the route's other rule
         self.assertEqual(request(self.url + "/a")[0], 200)   # routes it does not target
 
+    def test_a_bad_template_is_refused_when_applied_naming_the_field(self):
+        self.controller.apply(webhook("broken", "url: http://127.0.0.1:%d" % self.hook.port,
+                                      "/check/{nope}"), wait=True)
+
+        def error():
+            obj = self.controller.admin.get("/api/v1/objects/webhooks/default/broken")
+            return obj.get("portico", {}).get("error", "")
+        wait_until(error, 10, "the processing error of Webhook default/broken")
+        self.assertIn("spec.path: unknown template variable {nope}", error())
+        self.assertEqual(request(self.url + "/a")[0], 200)  # everything else keeps serving
+
     def test_missing_and_unsupported_webhooks_answer_500_and_say_why(self):
         self.assertEqual(request(self.url + "/missing")[0], 500)
         self.assertEqual(request(self.url + "/tls")[0], 500)
