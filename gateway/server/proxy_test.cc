@@ -16,6 +16,7 @@
 #include <future>
 #include <sstream>
 
+#include "core/plugin/plugin_loader.h"
 #include "gateway/server/data_plane.h"
 #include "gateway/server/proxy_test_util.h"
 
@@ -37,7 +38,8 @@ class ProxyTest : public ::testing::Test {
  protected:
   void SetUp() override { StartPlane(ProxySettings{}); }
 
-  void StartPlane(ProxySettings settings, upstream::DnsCache::Resolver resolver = nullptr) {
+  void StartPlane(ProxySettings settings, upstream::DnsCache::Resolver resolver = nullptr,
+                  const core::KindRegistry* registry = nullptr) {
     plane_.reset();
     log_path_ = std::filesystem::temp_directory_path() /
                 ("portico-proxy-test-" + std::to_string(getpid()) + ".log");
@@ -47,6 +49,7 @@ class ProxyTest : public ::testing::Test {
     options.default_address = "127.0.0.1";
     options.settings = settings;
     options.resolver = std::move(resolver);
+    options.registry = registry;
     auto sink = AccessLogSink::Open(log_path_.string());
     ASSERT_TRUE(sink.ok()) << sink.status().ToString();
     options.access_log = *sink;
@@ -356,6 +359,42 @@ TEST_F(ProxyTest, RetriesStopAtTheRequestTimeout) {
   EXPECT_LT(took, std::chrono::milliseconds(2000));
   EXPECT_TRUE(WaitFor([&] { return ReceivedFor(a_, "/slow") >= 2; }));  // retried on timeout
   EXPECT_LE(ReceivedFor(a_, "/slow"), 4u);
+}
+
+TEST_F(ProxyTest, PluginFiltersRunInTheChainAndAFailingOneAnswersOnlyItsRequests) {
+  core::PluginSet plugins = core::LoadPluginFiles({PROBE_PLUGIN_PATH});
+  ASSERT_TRUE(plugins.RefusalLines().empty()) << plugins.RefusalLines()[0];
+  StartPlane(ProxySettings{}, nullptr, &plugins.registry);
+  SnapshotBuilder b = Base();
+  const std::string header_id = "test.portico.io/ProbeFilter/infra/header";
+  const std::string throw_id = "test.portico.io/ProbeFilter/infra/throw";
+  const std::string bad_id = "test.portico.io/ProbeFilter/infra/bad";
+  b.Put(PORTICO_FORMAT_FILTER_BINDING, header_id, header_id,
+        R"({"filterType":"test.portico.io/Header","config":{"header":"x-probe","value":"v"}})");
+  b.Put(PORTICO_FORMAT_FILTER_BINDING, throw_id, throw_id,
+        R"({"filterType":"test.portico.io/Throw","config":{}})");
+  b.Put(PORTICO_FORMAT_FILTER_BINDING, bad_id, bad_id,
+        R"({"filterType":"test.portico.io/Header","config":{}})");  // no header: refused
+  auto binding = [](const std::string& id) { return R"([{"binding":")" + id + R"("}])"; };
+  AddRoute(
+      &b, {RuleEntry(0, "Prefix", "/plug", BackendsAction({{"infra/a:80", 1}}, binding(header_id))),
+           RuleEntry(1, "Prefix", "/throw", BackendsAction({{"infra/a:80", 1}}, binding(throw_id))),
+           RuleEntry(2, "Prefix", "/bad", BackendsAction({{"infra/a:80", 1}}, binding(bad_id)))});
+  std::vector<core::SyncNack> nacks = Apply(b);
+  ASSERT_EQ(nacks.size(), 1u);  // the refused configuration nacks its owner, with the reason
+  EXPECT_EQ(nacks[0].key.ToString(), bad_id);
+  EXPECT_THAT(nacks[0].reason, HasSubstr("config: header is required"));
+
+  TestClient client(port_.port());
+  Response r = client.Get("/plug");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["x-probe-response"], "200");  // its response hook ran
+  ASSERT_FALSE(a_.received().empty());
+  EXPECT_EQ(a_.received().back().headers.at("x-probe"), "v");  // its request hook ran
+  EXPECT_EQ(client.Get("/throw").status, 500);  // the plugin threw: this request only
+  EXPECT_EQ(client.Get("/plug").status, 200);   // the gateway keeps serving
+  EXPECT_EQ(client.Get("/bad").status, 500);    // a refused binding is missing: 500
+  plane_.reset();                               // before the plugins' registry goes away
 }
 
 TEST_F(ProxyTest, RefusedConnectIs503) {

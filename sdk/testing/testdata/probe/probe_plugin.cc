@@ -176,6 +176,17 @@ class CallFilter : public portico::sdk::Filter {
   std::string url_;
 };
 
+// ThrowFilter throws for requests whose path starts with "/throw": the SDK turns that into an
+// error, which the host answers with 500 for that request only.
+class ThrowFilter : public portico::sdk::Filter {
+ public:
+  portico_filter_status OnRequest(const portico::sdk::HttpView& request,
+                                  const portico::sdk::FilterHost& host) override {
+    if (request.Path().rfind("/throw", 0) == 0) throw std::runtime_error("probe filter failure");
+    return PORTICO_FILTER_CONTINUE;
+  }
+};
+
 void Setup(portico::sdk::Plugin& p) {
   p.Kind("test.portico.io", "Probe").Process(&ProcessProbe).Stage(&StageProbe);
   p.Kind("test.portico.io", "ClusterProbe").Process(&ProcessProbe);
@@ -190,6 +201,10 @@ void Setup(portico::sdk::Plugin& p) {
                      }
                      return std::unique_ptr<portico::sdk::Filter>(
                          new HeaderFilter(name, portico::json::GetString(doc, "value")));
+                   }});
+  p.AddFilterType({"test.portico.io/Throw", PORTICO_PHASE_EARLY, 0,
+                   [](std::string_view) -> StatusOr<std::unique_ptr<portico::sdk::Filter>> {
+                     return std::unique_ptr<portico::sdk::Filter>(new ThrowFilter());
                    }});
   p.AddFilterType({"test.portico.io/Call", PORTICO_PHASE_AUTHZ, 0,
                    [](std::string_view config) -> StatusOr<std::unique_ptr<portico::sdk::Filter>> {
