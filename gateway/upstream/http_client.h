@@ -49,7 +49,10 @@ class HttpClient {
   static constexpr size_t kMaxResponseBody = 1 << 20;
   static constexpr size_t kMaxInFlight = 1024;
   static constexpr size_t kMaxPerAddress = 256;
-  static constexpr size_t kMaxIdlePerAddress = 32;
+  // As many idle connections as calls in flight to one address: a webhook called by every
+  // request keeps one connection per concurrent call instead of reconnecting (bench: 0.3
+  // connects per request with 50 clients and 32 idle).
+  static constexpr size_t kMaxIdlePerAddress = kMaxPerAddress;
   static constexpr uint64_t kIdleMs = 30'000;
 
   // Purpose names what a call is for (counted apart).
