@@ -1,31 +1,45 @@
 #!/usr/bin/env bash
-# proxy.sh: the proxy benchmark of issue 5 ("Benchmark tests/bench/proxy"). A script that prints
-# figures, not a test (not registered in CTest). Run it on an otherwise idle 2-core machine with a
-# Release build:
+# proxy.sh: the proxy benchmark of issues 5 and 12 ("Benchmark tests/bench/proxy"). A script that
+# prints figures, not a test (not registered in CTest). Run it on an otherwise idle 2-core
+# machine with a Release build:
 #
-#   tests/bench/proxy.sh [--build DIR] [--repeats N] [--duration S] [--quick] [--no-callgrind]
-#                        [--no-logs-off] [--no-forwarder] [--count-duration S]
+#   tests/bench/proxy.sh [--build DIR] [--repeats N] [--duration S] [--quick] [--cpu-quota PCT]
+#                        [--cpu-period-us US] [--no-callgrind] [--callgrind-only NAMES]
+#                        [--no-logs-off] [--no-forwarder] [--no-filters] [--no-memory]
+#                        [--memory-routes N] [--memory-requests N] [--count-duration S]
 #                        [--callgrind-requests N] [--keep]
 #
-#   --build DIR      build tree holding portico-controller, portico-gateway, plugins-out
-#                    (default build/release)
-#   --repeats N      interleaved repeats of every configuration (default 5; medians)
-#   --duration S     seconds per timed wrk run (default 10)
-#   --quick          2 repeats of 2 s, short counted runs, no callgrind (a dry run)
-#   --no-callgrind   skip the callgrind phase (valgrind runs are slow: ~10 min)
-#   --no-logs-off    skip the second set (1 route, access logs off)
-#   --no-forwarder   skip the reference byte forwarder (proxy/forwarder.c)
+#   --build DIR        build tree holding portico-controller, portico-gateway, plugins-out
+#                      (default build/release)
+#   --repeats N        interleaved repeats of every configuration (default 5; medians)
+#   --duration S       seconds per timed wrk run (default 10)
+#   --quick            2 repeats of 2 s, short counted runs, no callgrind, 10k memory routes
+#   --cpu-quota PCT    the proxy-bound layout: each proxy held to PCT% of CPU 0 by a cgroup cpu
+#                      quota (default 50; 0 = unconstrained). If no way to apply it works here
+#                      the run says so loudly and falls back to the unconstrained layout
+#   --cpu-period-us US the quota's period (default 10000: a throttled proxy waits < 5 ms)
+#   --no-callgrind     skip the callgrind phase (valgrind runs are slow: ~10 min)
+#   --callgrind-only NAMES  comma-separated configurations for the callgrind phase
+#   --no-logs-off      skip the second set (1 route, access logs off)
+#   --no-forwarder     skip the reference byte forwarder (proxy/forwarder.c)
+#   --no-filters       skip the header-modifier and webhook configurations
+#   --no-memory        skip the memory phase (100,000 prefix routes)
 #
 # Configurations: wrk straight to the upstream (the limit); nginx (1 worker, upstream
 # keep-alive), haproxy (nbthread 1, http-reuse always) and portico-gateway (--workers 1, loaded
 # through portico-controller), each with 1 route, 10,000 prefix routes and 10,000 regex routes
-# of one rule each on one hostname (the request matches the last); and, as a reference, a byte
-# forwarder that parses nothing (proxy/forwarder.c: the ceiling of any proxy here). The proxy runs alone on CPU 0;
-# wrk -t1 -c50, the upstream nginx (`return 200`) and the controllers on CPU 1. Printed per
-# configuration: RPS, p50, p99, CPU us per request, syscalls per request (LD_PRELOAD counter,
-# tests/bench/proxy/counter.c; cross-checked by perf when its tracepoint opens), heap allocations
-# per request (same counter), callgrind instructions per request beside nginx's, RSS; then the
-# issue's targets with PASS/MISS. The logic lives in tests/bench/proxy/bench.py.
+# of one rule each on one hostname (the request matches the last), 1 route with request and
+# response header modifiers, and 1 route calling a webhook server (portico's Webhook, nginx's
+# auth_request; no haproxy); and, as a reference, a byte forwarder that parses nothing
+# (proxy/forwarder.c: the ceiling of any proxy here). The proxy runs alone on CPU 0, by default
+# held to --cpu-quota of it (tests/bench/proxy/cpu_quota.py); wrk -t1 -c50, the upstream nginx
+# (`return 200`), the webhook server nginx and the controllers on CPU 1. Printed per
+# configuration: RPS, p50, p99, CPU us per request, the proxy's share of CPU 0, throttled
+# periods, CPU 1 busy, syscalls per request (LD_PRELOAD counter, tests/bench/proxy/counter.c;
+# cross-checked by perf when its tracepoint opens), heap allocations per request (same
+# counter), callgrind instructions per request beside nginx's, RSS; then memory per route with
+# 100,000 prefix routes; then the targets of issues 12 and 5 with PASS/MISS and the command
+# line. The logic lives in tests/bench/proxy/bench.py.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -35,7 +49,7 @@ done
 callgrind=1
 for a in "$@"; do
   case "$a" in
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     --quick|--no-callgrind) callgrind=0 ;;
   esac
 done

@@ -1,7 +1,7 @@
 """bench_manifests.py: the Gateway API YAML the benchmarks load (tests/bench/sync.py,
 tests/bench/proxy/bench.py): a GatewayClass "portico" with Gateway default/web on one HTTP
 listener, a Service (optionally with an EndpointSlice on 127.0.0.1) and one-rule HTTPRoutes on
-that Gateway."""
+that Gateway (optionally with filters), and a portico.io Webhook."""
 
 
 def gateway_yaml(port):
@@ -42,10 +42,26 @@ endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
     return text
 
 
-def route_yaml(name, hostname, match, service):
+def route_yaml(name, hostname, match, service, filters=None):
     """HTTPRoute default/NAME on Gateway web: one rule, `match` (a YAML flow mapping), to
-    SERVICE:80."""
+    SERVICE:80; `filters`: the rule's filters (a list of YAML flow mappings), none when None."""
+    rule_filters = "    filters: [%s]\n" % ", ".join(filters) if filters else ""
     return ("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n"
             "metadata: {name: %s, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n"
-            "  hostnames: [%s]\n  rules:\n  - matches: [%s]\n"
-            "    backendRefs: [{name: %s, port: 80}]\n" % (name, hostname, match, service))
+            "  hostnames: [%s]\n  rules:\n  - matches: [%s]\n%s"
+            "    backendRefs: [{name: %s, port: 80}]\n" % (name, hostname, match, rule_filters,
+                                                          service))
+
+
+def webhook_yaml(name, url, path="/auth", timeout="1s", failure_policy="Fail"):
+    """Webhook default/NAME (portico.io/v1alpha1) calling URL (an IP address URL) at PATH."""
+    return ("apiVersion: portico.io/v1alpha1\nkind: Webhook\n"
+            "metadata: {name: %s, namespace: default}\n"
+            "spec: {url: \"%s\", path: \"%s\", timeout: \"%s\", failurePolicy: %s}\n" % (
+                name, url, path, timeout, failure_policy))
+
+
+def webhook_filter(name):
+    """The HTTPRoute rule filter (a YAML flow mapping) that binds Webhook NAME."""
+    return ("{type: ExtensionRef, extensionRef: {group: portico.io, kind: Webhook, name: %s}}"
+            % name)
