@@ -4,7 +4,8 @@
 #   2. dev preset (warnings as errors): build all, run all tests (ctest);
 #   3. asan preset (ASan + UBSan): build, run the unit tests (label "unit");
 #   4. the SDK install test (tests/sdk_install/run.sh).
-# Prints a final "N passed, M failed" line; exits non-zero on any failure.
+# Prints a final "N passed, M failed, K skipped" line (skipped tests are never counted as passed);
+# exits non-zero on any failure.
 # PORTICO_SKIP_ASAN=1 skips step 3 (local iteration only; CI runs it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,7 @@ summary=()
 digest=()  # the tail of each failed test's output, printed again at the very end
 passed=0
 failed=0
+skipped=0
 # failed_output <build dir>: for each test in the last run's failed list, its name and the last 40
 # lines of its output (CI keeps only the end of the log, so failures must be repeated there).
 failed_output() {
@@ -45,8 +47,11 @@ run_ctest() {  # run_ctest <label> <build dir> <ctest args...>
     local total f
     f=$(sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$line")
     total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
-    passed=$((passed + total - f)); failed=$((failed + f))
-    summary+=("$label: $((total - f)) passed, $f failed")
+    # ctest counts a skipped test (SKIP_RETURN_CODE, GTEST_SKIP) among the passed: count it apart.
+    local s
+    s=$(grep -cE '^[[:space:]]+[0-9]+ - .*\((Skipped|Not Run|Disabled)\)$' "$log" || true)
+    passed=$((passed + total - f - s)); failed=$((failed + f)); skipped=$((skipped + s))
+    summary+=("$label: $((total - f - s)) passed, $f failed, $s skipped")
     [ "$f" -eq 0 ] || digest+=("$(failed_output "$dir")")
   else
     failed=$((failed + 1)); summary+=("$label: ctest did not report (rc=$rc)")
@@ -90,5 +95,5 @@ echo
 for d in "${digest[@]}"; do echo "$d"; done
 for s in "${summary[@]}"; do echo "  $s"; done
 echo "  time: total $(( $(date +%s) - start )) s"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
