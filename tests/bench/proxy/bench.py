@@ -11,9 +11,10 @@ cgroup2 cpu.max, else cgroup v1 cpu.cfs_quota_us, else systemd-run; the way foun
 a busy-loop probe), so that the proxy and not the client core is the bottleneck; each timed run
 records the proxy's share of CPU 0, the share of quota periods it was throttled in and how busy
 CPU 1 was, which shows whether that held. When no way works the run says so on stderr and in
-the report and falls back to the unconstrained layout. Configurations: wrk straight to the upstream (the limit); nginx (1 worker, upstream
-keep-alive); haproxy (nbthread 1, http-reuse always); portico-gateway (--workers 1, its
-configuration loaded through portico-controller: Gateway, Service + EndpointSlice, HTTPRoutes);
+the report and falls back to the unconstrained layout. Configurations: wrk straight to the
+upstream (the limit); nginx (1 worker, upstream keep-alive); haproxy (nbthread 1, http-reuse
+always); portico-gateway (--workers 1, its configuration loaded through portico-controller:
+Gateway, Service + EndpointSlice, HTTPRoutes);
 each proxy with 1 route, with 10,000 prefix routes and with 10,000 regex routes (one rule each,
 one hostname; GET /r9999/bench matches the last); access logs on for every proxy (nginx
 buffer=32k flush=100ms like portico's 32 KB / 100 ms buffer; haproxy `log stdout` to a file),
@@ -386,8 +387,7 @@ def route_yaml(i, variant):
 
 
 def write_webhook(conf, webhook_port, timeout):
-    """The Webhook of portico-webhook, in a file of its own (rewritten by
-    Launcher.deliver_webhook)."""
+    """The Webhook of portico-webhook, in a file of its own."""
     path = os.path.join(conf, "01-webhook.yaml")
     with open(path + ".tmp", "w") as f:
         f.write(manifests.webhook_yaml(WEBHOOK, "http://127.0.0.1:%d" % webhook_port, "/auth",
@@ -654,33 +654,21 @@ class Launcher:
         return proc
 
     def deliver_webhook(self, cfg, tag, admin, deadline=60):
-        """Works around a Portico bug seen while writing this (controller/sync/sync_session.cc,
-        SyncSession::StartSnapshot): the snapshot sent to a gateway that connects omits a
-        "toReferrers" object (the Webhook) whose referrer (the HTTPRoute) sorts before it,
-        because the has-view check looks at the snapshot's objects after the referrer's JSON was
-        moved into the outgoing events; a later change of the Webhook is delivered. So once the
-        gateway is in step with the controller and holds no Webhook, the Webhook's file is
-        rewritten with an equivalent timeout (1s <-> 1000ms) and the gateway must then hold it.
-        Counted in cfg.webhook_redelivered and printed in the report."""
+        """Once the gateway is in step with its controller it must hold the Webhook and its
+        filter binding; said at once rather than as a 300 s wait for 200 (the rule answers 500
+        "filter not available" without them). This caught a ConfigSync bug while the bench was
+        written: a snapshot decided a "toReferrers" object after moving its referrer's JSON out,
+        so a Webhook was never sent to a gateway that connected after it existed (fixed in
+        104c5ac, controller/sync/sync_session.cc)."""
         controller = self.controllers[cfg.name]
         head = controller.info()["head"]
         wait_until(lambda: admin.get("/api/v1/synced")["version"] >= head, deadline,
                    "%s in step with its controller (version %d)" % (tag, head), interval=0.1)
-        kinds = admin.get("/api/v1/runtime")["syncedByKind"]
-        if kinds.get("Webhook.portico.io", 0) >= 1:
-            return
-        cfg.webhook_redelivered = getattr(cfg, "webhook_redelivered", 0) + 1
-        cfg.webhook_timeout = "1000ms" if getattr(cfg, "webhook_timeout", "1s") == "1s" else "1s"
-        log("%s: the gateway's snapshot held no Webhook (Portico ConfigSync snapshot bug): "
-            "rewriting it (timeout %s) so that it is delivered" % (tag, cfg.webhook_timeout))
-        write_webhook(os.path.join(cfg.dir, "conf"), self.webhook.port, cfg.webhook_timeout)
-
-        def held():
-            runtime = admin.get("/api/v1/runtime")
-            return (runtime["syncedByKind"].get("Webhook.portico.io", 0) >= 1 and
-                    runtime["entriesByFormat"].get("filter_binding.v1", 0) >= 1)
-        wait_until(held, deadline, "%s holding the Webhook and its filter binding" % tag,
-                   interval=0.1)
+        runtime = admin.get("/api/v1/runtime")
+        if (runtime["syncedByKind"].get("Webhook.portico.io", 0) < 1 or
+                runtime["entriesByFormat"].get("filter_binding.v1", 0) < 1):
+            raise RuntimeError("%s: in step with its controller (version %d) but holding no "
+                               "Webhook or no filter_binding.v1 entry: %s" % (tag, head, runtime))
 
     def check_variant(self, cfg):
         """The configuration does what its name says: the response header of "headers"; one
@@ -1164,12 +1152,6 @@ def report(args, configs, by_name, binaries, started, perf_ok, command, mem=None
         if calls:
             p("  webhook     webhook server calls per request (timed runs, median): %s" %
               ", ".join(calls))
-        if getattr(pw, "webhook_redelivered", 0):
-            p("  webhook     NOTE: %d of portico-webhook's gateway starts got no Webhook in their "
-              "ConfigSync snapshot (a Portico bug: SyncSession::StartSnapshot decides a "
-              "toReferrers object after its referrer's JSON was moved out); the bench rewrote "
-              "the Webhook (equivalent timeout) after each, so it was delivered" %
-              pw.webhook_redelivered)
     if mem is not None and mem.get("big") and mem["small"]:
         big = mem["big"]
         small = statistics.mean(e["rss"] for e in mem["small"])
