@@ -36,22 +36,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
 from portico_procs import binaries_from_args, Controller, Gateway, free_port, wait_until  # noqa: E402
+from bench_manifests import gateway_yaml  # noqa: E402
 from echo_backend import EchoPod, EchoServers  # noqa: E402
 
 BINARIES = None
-
-GATEWAY = """apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portico}
-spec: {controllerName: portico.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web, namespace: default}
-spec:
-  gatewayClassName: portico
-  listeners: [{name: http, protocol: HTTP, port: %(port)d}]"""
-
 
 def service(name, port, target):
     """A Service `name`:`port` whose endpoint is 127.0.0.1:`target`."""
@@ -132,7 +120,7 @@ class WebhookTest(unittest.TestCase):
         url = "url: http://127.0.0.1:%d" % cls.hook.port
         lists = ("  forwardHeaders: [authorization]\n  upstreamHeaders: [x-user]\n"
                  "  responseHeaders: [x-trace, www-authenticate]\n")
-        docs = GATEWAY % {"port": cls.port} + "\n---\n"
+        docs = gateway_yaml(cls.port) + "---\n"
         docs += service("echo", 80, cls.echo.pods[0].port) + service("authz", 8181, cls.hook.port)
         docs += webhook("allow", url, "/allow", extra=lists)
         docs += webhook("deny", url, "/deny", extra=lists)
