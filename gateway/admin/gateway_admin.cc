@@ -249,6 +249,8 @@ std::string RenderPlaneStats(const server::DataPlaneStats& s) {
   w.Uint64(s.filter_calls_cancelled);
   w.Key("filterCallsInFlight");
   w.Uint64(s.filter_calls_in_flight);
+  w.Key("tlsFailures");
+  w.Uint64(s.tls_failures);
   w.EndObject();
   return Done(buffer);
 }
@@ -509,6 +511,8 @@ std::string RenderGatewayMetrics(const SyncStatus& s, const core::RuntimeStats& 
          "Filters' outbound calls abandoned because their request ended", p.filter_calls_cancelled);
   Metric(out, "portico_gateway_filter_calls_in_flight", "gauge",
          "Filters' outbound calls in flight", p.filter_calls_in_flight);
+  Metric(out, "portico_gateway_tls_failures_total", "counter",
+         "TLS sessions that failed (handshake refused or broken record)", p.tls_failures);
   return out;
 }
 

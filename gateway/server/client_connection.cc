@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <optional>
 
+#include <spdlog/spdlog.h>
+
 #include "core/runtime/routing/backend_table.h"
 #include "core/runtime/routing/route_table.h"
 #include "gateway/http/head_writer.h"
@@ -54,10 +56,13 @@ bool IsWouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 }  // namespace
 
 ClientConnection::ClientConnection(Worker* worker, int fd, std::string listener_address,
-                                   uint16_t listener_port, std::string client_ip)
+                                   uint16_t listener_port, std::string client_ip,
+                                   std::shared_ptr<const core::tls::ServerTlsSet> tls)
     : worker_(worker),
       plain_(fd),
-      transport_(&plain_),
+      tls_(tls != nullptr ? TlsTransport::Create(&plain_, std::move(tls)) : nullptr),
+      transport_(tls_ != nullptr ? static_cast<Transport*>(tls_.get()) : &plain_),
+      tls_failed_(tls != nullptr && tls_ == nullptr),
       listener_address_(std::move(listener_address)),
       listener_port_(listener_port),
       client_ip_(std::move(client_ip)),
@@ -76,6 +81,7 @@ ClientConnection::~ClientConnection() {
 }
 
 bool ClientConnection::Start() {
+  if (tls_failed_) return false;
   if (!worker_->loop().Add(transport_->fd(), EventLoop::kSocketEvents, this)) return false;
   UpdateTimer();
   Drive();
@@ -96,6 +102,8 @@ void ClientConnection::OnEvents(uint32_t events) {
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) readable_ = true;
   if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) writable_ = true;
   if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) peer_hangup_ = true;
+  if ((events & EPOLLOUT) && transport_->ReadWaitsForWritable()) readable_ = true;
+  if ((events & EPOLLIN) && transport_->WriteWaitsForReadable()) writable_ = true;
   Drive();
 }
 
@@ -145,7 +153,7 @@ size_t ClientConnection::ReadClient(size_t max_buffer) {
     in_.Commit(r.bytes);
     // A short read drained the socket: edge-triggered epoll reports the next arrival. Not so
     // after a hangup: the EOF behind the data raises no new edge, the next read must see it.
-    if (r.bytes < room && !peer_hangup_) readable_ = false;
+    if (r.bytes < room && !peer_hangup_ && transport_->ShortReadDrains()) readable_ = false;
     last_activity_ms_ = worker_->loop().now_ms();
     return r.bytes;
   }
@@ -498,6 +506,16 @@ void ClientConnection::RouteAndForward() {
   view.headers = &headers;
   core::routing::MatchResult match =
       snapshot.routes->Match(listener_address_, listener_port_, view);
+  if (transport_->secure() && match.listener != nullptr) {
+    // The listener the handshake's server name selected must be the one the Host selects: a
+    // connection set up for one listener (its certificate, its policies) serves no other.
+    const std::string_view sni = transport_->server_name();
+    if (!sni.empty() &&
+        snapshot.routes->SelectListener(listener_address_, listener_port_, sni) != match.listener) {
+      RespondLocal(421, "misdirected_request", "misdirected request\n");
+      return;
+    }
+  }
   if (match.outcome == core::routing::MatchOutcome::kNoListener) {
     close_after_ = true;
     RespondLocal(404, "no_listener", "no listener\n");
@@ -726,7 +744,7 @@ void ClientConnection::BuildUpstreamHead() {
       req_headers_edited_ ? std::span<const HeaderField>(req_headers_) : head.headers.span();
   request.host = upstream_host_;
   request.client_address = client_ip_;
-  request.forwarded_proto = "http";
+  request.forwarded_proto = transport_->secure() ? "https" : "http";
   request.framing = head.framing;
   if (upgrade_) request.upgrade = head.upgrade;
   up_out_.clear();
@@ -1288,6 +1306,11 @@ void ClientConnection::Close() {
     EndRequest();
   }
   TimerWheel::Cancel(&timer_);
+  if (tls_ != nullptr && !tls_->failure().empty()) {
+    auto& counter = worker_->counters().tls_failures;
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    spdlog::debug("connection from {} on port {}: {}", client_ip_, listener_port_, tls_->failure());
+  }
   transport_->Close();
   worker_->OnClosed(this);
 }

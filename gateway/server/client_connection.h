@@ -6,8 +6,8 @@
 // protocols (Upgrade, e.g. WebSocket) that the upstream accepts with 101 turns the pair of
 // connections into a tunnel: bytes are copied both ways until both sides have ended.
 //
-// I/O model: the connection's bytes move through its Transport (transport.h: plain TCP now; TLS
-// plugs in there), whose socket is registered once (edge-triggered, in and out);
+// I/O model: the connection's bytes move through its Transport (transport.h: plain TCP, or TLS
+// over it on HTTPS listeners), whose socket is registered once (edge-triggered, in and out);
 // readable_/writable_ remember readiness. Bytes flow through two buffers per direction: the
 // source's read buffer (client in_, upstream in) and the sink's pending output (upstream out,
 // client out_); a Content-Length body goes from the source buffer straight into writev beside the
@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,6 +48,7 @@
 #include "gateway/server/event_loop.h"
 #include "gateway/server/io_buffer.h"
 #include "gateway/server/timer_wheel.h"
+#include "gateway/server/tls_transport.h"
 #include "gateway/server/transport.h"
 #include "gateway/upstream/http_client.h"
 #include "gateway/upstream/upstream_pool.h"
@@ -64,8 +66,10 @@ class ClientConnection final : public EventHandler,
  public:
   // `listener_address`/`listener_port` name the listener set the connection arrived on (route
   // table keys); `client_ip` is the peer's address as text.
+  // `tls` (null for plain TCP) is the listener set's certificates: the connection then speaks
+  // TLS (tls_transport.h).
   ClientConnection(Worker* worker, int fd, std::string listener_address, uint16_t listener_port,
-                   std::string client_ip);
+                   std::string client_ip, std::shared_ptr<const core::tls::ServerTlsSet> tls);
   ClientConnection(const ClientConnection&) = delete;
   ClientConnection& operator=(const ClientConnection&) = delete;
   ~ClientConnection();
@@ -89,6 +93,7 @@ class ClientConnection final : public EventHandler,
   std::string_view path() const override { return path_; }
   std::string_view query() const override { return query_; }
   std::string_view host() const override { return host_; }
+  std::string_view scheme() const override { return transport_->secure() ? "https" : "http"; }
   uint16_t listener_port() const override { return listener_port_; }
   std::string_view client_address() const override { return client_ip_; }
   std::string_view matched_prefix() const override;
@@ -214,8 +219,10 @@ class ClientConnection final : public EventHandler,
   uint64_t NextDeadline() const;
 
   Worker* const worker_;
-  PlainTransport plain_;  // the socket (owned)
-  Transport* transport_;  // how bytes move: &plain_ for now
+  PlainTransport plain_;               // the socket (owned)
+  std::unique_ptr<TlsTransport> tls_;  // over plain_, on HTTPS listeners
+  Transport* transport_;               // how bytes move: tls_ or &plain_
+  const bool tls_failed_;              // TLS asked for, no session could be made
   const std::string listener_address_;
   const uint16_t listener_port_;
   const std::string client_ip_;

@@ -29,6 +29,7 @@ DataPlane::DataPlane(DataPlaneOptions options)
   empty->routes = core::routing::RouteTable::Build(nothing, nullptr);
   empty->backends = core::routing::BackendTable::Build(nothing, nullptr);
   empty->bindings = std::make_shared<core::filter::FilterBindings>();
+  empty->tls = core::tls::TlsTable::Build(nothing, empty->routes, nullptr, nullptr);
   current_ = std::move(empty);
 }
 
@@ -97,6 +98,14 @@ std::vector<core::SyncNack> DataPlane::Prepare(const core::RuntimeSnapshot& next
     refused.emplace(refusal.owner, refusal.reason);
   }
   {
+    std::vector<core::routing::Refusal> refusals;
+    prepared->tls =
+        core::tls::TlsTable::Build(next, prepared->routes, current->tls.get(), &refusals);
+    for (core::routing::Refusal& refusal : refusals) {
+      refused.emplace(std::move(refusal.owner), std::move(refusal.reason));
+    }
+  }
+  {
     static const core::KindRegistry kNoPlugins;
     std::vector<core::filter::BindingRefusal> refusals;
     prepared->bindings = core::filter::FilterBindings::Build(
@@ -110,14 +119,25 @@ std::vector<core::SyncNack> DataPlane::Prepare(const core::RuntimeSnapshot& next
   // ("" resolving to the default address and that address written out) would split traffic.
   std::map<std::pair<std::string, uint16_t>, std::string> bound;
   for (const core::routing::ListenerSocketSpec& spec : prepared->routes->Sockets()) {
-    if (spec.protocol != "HTTP") {
-      if (warned_protocols_.insert(spec.protocol).second) {
-        spdlog::warn("listeners with protocol {} are not served yet (only HTTP)", spec.protocol);
+    const std::string bind_address = spec.address.empty() ? options_.default_address : spec.address;
+    const std::string where = bind_address + ":" + std::to_string(spec.port);
+    if (spec.protocol != "HTTP" && spec.protocol != "HTTPS") {
+      for (const std::string& owner : spec.owners) {
+        refused.emplace(owner,
+                        "listener protocol " + spec.protocol + " on " + where +
+                            " is not implemented by this gateway (it serves HTTP and HTTPS)");
+      }
+      continue;
+    }
+    if (spec.protocol == "HTTPS" && prepared->tls->Find(spec.address, spec.port) == nullptr) {
+      for (const std::string& owner : spec.owners) {
+        refused.emplace(owner, "no certificate of the HTTPS listeners on " + where +
+                                   " can be served: none of their certificates reached this "
+                                   "gateway usable");
       }
       continue;
     }
     const std::string key = ListenerSocket::MakeKey(spec.address, spec.port, spec.protocol);
-    const std::string bind_address = spec.address.empty() ? options_.default_address : spec.address;
     auto [it, fresh] = bound.emplace(std::make_pair(bind_address, spec.port), key);
     if (!fresh) {
       for (const std::string& owner : spec.owners) {
@@ -173,6 +193,7 @@ void DataPlane::Commit(std::shared_ptr<const core::RuntimeSnapshot> snapshot) {
   next->routes = std::move(prepared_->routes);
   next->backends = std::move(prepared_->backends);
   next->bindings = std::move(prepared_->bindings);
+  next->tls = std::move(prepared_->tls);
   next->listeners = std::move(prepared_->listeners);
   prepared_.reset();
   std::shared_ptr<const DataPlaneSnapshot> previous;
@@ -232,6 +253,7 @@ DataPlaneStats DataPlane::Stats() const {
     stats.filter_call_failures += get(c.filter_call_failures);
     stats.filter_calls_cancelled += get(c.filter_calls_cancelled);
     stats.filter_calls_in_flight += get(c.filter_calls_in_flight);
+    stats.tls_failures += get(c.tls_failures);
   }
   return stats;
 }

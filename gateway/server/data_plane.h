@@ -24,8 +24,15 @@
 // at Prepare from the registry's filter types, never on the request path; one a type refuses, or
 // whose type no loaded plugin provides, nacks its owner and is left out (its rules answer 500).
 //
-// Listener sets with address "" bind `default_address`. Only protocol "HTTP" is served; other
-// protocols (HTTPS, TLS) are not bound yet (the TLS issue) and are logged once.
+// TLS (core::tls::TlsTable, built at Prepare beside the route table): one SSL context per
+// distinct certificate, shared with the previous snapshot; a worker's acceptor takes the
+// certificates of the snapshot it pinned last, so a rotated Secret serves new connections at
+// once and leaves open ones untouched.
+//
+// Listener sets with address "" bind `default_address`. Protocols "HTTP" and "HTTPS" are
+// served; an HTTPS socket without any certificate that reached the gateway, and a listener of
+// any other protocol (TLS, TCP, UDP: not implemented), nack their owners with the reason, so
+// their Gateways never show Programmed=True for a port nothing serves.
 //
 // Thread-safety: Prepare, Abort and Commit come from the runtime's thread (one at a time);
 // Start and Stop from the owner's thread; Current, Generation, Listeners and Stats from any
@@ -49,6 +56,7 @@
 #include "core/runtime/routing/backend_table.h"
 #include "core/runtime/routing/route_table.h"
 #include "core/runtime/runtime_consumer.h"
+#include "core/runtime/tls/tls_table.h"
 #include "gateway/server/access_log.h"
 #include "gateway/server/data_plane_stats.h"
 #include "gateway/server/listener_socket.h"
@@ -65,6 +73,7 @@ struct DataPlaneSnapshot {
   std::shared_ptr<const core::routing::RouteTable> routes;      // never null
   std::shared_ptr<const core::routing::BackendTable> backends;  // never null
   std::shared_ptr<const core::filter::FilterBindings> bindings;  // never null
+  std::shared_ptr<const core::tls::TlsTable> tls;                // never null
   // The bound sockets by ListenerSocket::key().
   std::map<std::string, std::shared_ptr<ListenerSocket>> listeners;
 };
@@ -134,6 +143,7 @@ class DataPlane final : public core::RuntimeConsumer {
     std::shared_ptr<const core::routing::RouteTable> routes;
     std::shared_ptr<const core::routing::BackendTable> backends;
     std::shared_ptr<const core::filter::FilterBindings> bindings;
+    std::shared_ptr<const core::tls::TlsTable> tls;
     std::map<std::string, std::shared_ptr<ListenerSocket>> listeners;
   };
 
@@ -142,8 +152,7 @@ class DataPlane final : public core::RuntimeConsumer {
   int worker_count_;
   std::vector<std::unique_ptr<Worker>> workers_;
 
-  std::unique_ptr<Prepared> prepared_;      // runtime thread only
-  std::set<std::string> warned_protocols_;  // runtime thread only
+  std::unique_ptr<Prepared> prepared_;  // runtime thread only
 
   mutable std::mutex mu_;
   std::shared_ptr<const DataPlaneSnapshot> current_;  // guarded by mu_

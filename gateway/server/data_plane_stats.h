@@ -31,6 +31,7 @@ struct DataPlaneStats {
   uint64_t filter_call_failures = 0;    // ... refused, reset or timed out
   uint64_t filter_calls_cancelled = 0;  // ... abandoned because their request ended first
   uint64_t filter_calls_in_flight = 0;
+  uint64_t tls_failures = 0;  // TLS sessions that failed (handshake refused, bad record)
 };
 
 }  // namespace portico::gateway::server

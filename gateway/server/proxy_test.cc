@@ -75,14 +75,6 @@ class ProxyTest : public ::testing::Test {
     return b;
   }
 
-  static void AddService(SnapshotBuilder* b, const std::string& name, uint16_t port) {
-    b->Put(kBackends, "ports/infra/" + name, "/Service/infra/" + name,
-           ServicePortsEntry("infra", name, 80, port));
-    b->Put(kBackends, "endpoints/infra/" + name + "-1",
-           "discovery.k8s.io/EndpointSlice/infra/" + name + "-1",
-           EndpointsEntry("infra", name, name + "-1", port, {"127.0.0.1"}));
-  }
-
   // Route infra/r on infra/web's "http" listener.
   static void AddRoute(SnapshotBuilder* b, const std::vector<std::string>& rules,
                        const std::string& hostnames = "[]") {
@@ -98,11 +90,8 @@ class ProxyTest : public ::testing::Test {
 
   // Apply prepares and commits like GatewayRuntime::Apply and waits until every worker serves it.
   std::vector<core::SyncNack> Apply(const SnapshotBuilder& builder) {
-    core::RuntimeSnapshot snapshot = builder.Build(++generation_);
-    std::vector<core::SyncNack> nacks = plane_->Prepare(snapshot);
-    plane_->Commit(std::make_shared<core::RuntimeSnapshot>(std::move(snapshot)));
-    const uint64_t want = generation_;
-    EXPECT_TRUE(WaitFor([&] { return plane_->MinWorkerGeneration() == want; }));
+    std::vector<core::SyncNack> nacks = ApplySnapshot(plane_.get(), builder, ++generation_);
+    EXPECT_EQ(plane_->MinWorkerGeneration(), generation_);
     return nacks;
   }
 

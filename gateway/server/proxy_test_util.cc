@@ -14,6 +14,7 @@
 #include "gateway/http/chunked_decoder.h"
 #include "gateway/http/request_parser.h"
 #include "gateway/http/response_parser.h"
+#include "gateway/server/data_plane.h"
 
 namespace portico::gateway::server::testing {
 
@@ -484,6 +485,23 @@ core::RuntimeSnapshot SnapshotBuilder::Build(uint64_t generation) const {
     snapshot.formats[format] = std::make_shared<const core::FormatEntries>(entries);
   }
   return snapshot;
+}
+
+void AddService(SnapshotBuilder* b, const std::string& name, uint16_t port) {
+  b->Put("backend.v1", "ports/infra/" + name, "/Service/infra/" + name,
+         ServicePortsEntry("infra", name, 80, port));
+  b->Put("backend.v1", "endpoints/infra/" + name + "-1",
+         "discovery.k8s.io/EndpointSlice/infra/" + name + "-1",
+         EndpointsEntry("infra", name, name + "-1", port, {"127.0.0.1"}));
+}
+
+std::vector<core::SyncNack> ApplySnapshot(DataPlane* plane, const SnapshotBuilder& builder,
+                                          uint64_t generation) {
+  core::RuntimeSnapshot snapshot = builder.Build(generation);
+  std::vector<core::SyncNack> nacks = plane->Prepare(snapshot);
+  plane->Commit(std::make_shared<core::RuntimeSnapshot>(std::move(snapshot)));
+  WaitFor([&] { return plane->MinWorkerGeneration() == generation; });
+  return nacks;
 }
 
 bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {

@@ -20,7 +20,12 @@
 #include <thread>
 #include <vector>
 
+#include "core/runtime/runtime_consumer.h"
 #include "core/runtime/runtime_types.h"
+
+namespace portico::gateway::server {
+class DataPlane;
+}  // namespace portico::gateway::server
 
 namespace portico::gateway::server::testing {
 
@@ -155,6 +160,14 @@ class SnapshotBuilder {
  private:
   std::map<std::string, core::FormatEntries> formats_;
 };
+
+// AddService puts Service infra/<name> (port 80) with one EndpointSlice: 127.0.0.1:<port>.
+void AddService(SnapshotBuilder* b, const std::string& name, uint16_t port);
+
+// ApplySnapshot prepares and commits `builder` as generation `generation` like GatewayRuntime
+// does, waits until every worker of `plane` serves it, and returns Prepare's nacks.
+std::vector<core::SyncNack> ApplySnapshot(DataPlane* plane, const SnapshotBuilder& builder,
+                                          uint64_t generation);
 
 // WaitFor polls `condition` until it holds or `timeout` passes.
 bool WaitFor(const std::function<bool()>& condition,

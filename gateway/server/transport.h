@@ -1,7 +1,8 @@
 // transport.h: Transport, how a client connection's bytes move, apart from what they mean (the
-// HTTP exchange in client_connection.h): plain TCP (PlainTransport) today; TLS and HTTP/2
-// framing plug in here next. Calls are non-blocking: a transport never waits, it reports kAgain
-// and the connection waits for the socket's next edge (edge-triggered epoll on fd()).
+// HTTP exchange in client_connection.h): plain TCP (PlainTransport) or TLS over it
+// (tls_transport.h); HTTP/2 framing plugs in here next. Calls are non-blocking: a transport never
+// waits, it reports kAgain and the connection waits for the socket's next edge (edge-triggered
+// epoll on fd()).
 //
 // Thread-safety: none; one connection on one worker. Ownership: a transport owns its socket and
 // closes it in Close() (or its destructor).
@@ -12,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace portico::gateway::server {
 
@@ -35,6 +37,20 @@ class Transport {
   virtual void ShutdownWrite() = 0;
   // Close releases the socket (idempotent).
   virtual void Close() = 0;
+
+  // ShortReadDrains: a Read that returned fewer bytes than asked means the socket is empty
+  // (plain TCP), so the connection may wait for the next edge; false when the transport reads
+  // in units (TLS records) and must be read until kAgain.
+  virtual bool ShortReadDrains() const { return true; }
+  // ReadWaitsForWritable / WriteWaitsForReadable: the last kAgain waits for the other
+  // direction's readiness (TLS: a handshake or key update that must write while reading).
+  virtual bool ReadWaitsForWritable() const { return false; }
+  virtual bool WriteWaitsForReadable() const { return false; }
+  // secure: the bytes are encrypted (the request's scheme is https).
+  virtual bool secure() const { return false; }
+  // server_name is the TLS SNI the client sent ("" without TLS or SNI), once the handshake
+  // got that far.
+  virtual std::string_view server_name() const { return {}; }
 };
 
 // PlainTransport is TCP as it is: recv, sendmsg (MSG_NOSIGNAL), shutdown, close.

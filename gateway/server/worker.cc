@@ -45,11 +45,16 @@ class Worker::Acceptor final : public EventHandler {
   void OnEvents(uint32_t) override { worker_->Accept(this); }
   int fd() const { return fd_; }
   const ListenerSocket& socket() const { return *socket_; }
+  // tls is the certificates new connections handshake with (HTTPS sockets; refreshed from every
+  // snapshot the worker pins, so a rotated certificate serves the next connection).
+  const std::shared_ptr<const core::tls::ServerTlsSet>& tls() const { return tls_; }
+  void set_tls(std::shared_ptr<const core::tls::ServerTlsSet> tls) { tls_ = std::move(tls); }
 
  private:
   Worker* worker_;
   std::shared_ptr<ListenerSocket> socket_;
   int fd_;
+  std::shared_ptr<const core::tls::ServerTlsSet> tls_;
 };
 
 Worker::Worker(DataPlane* plane, int index)
@@ -213,8 +218,14 @@ void Worker::SyncListeners(const DataPlaneSnapshot& snapshot) {
     }
   }
   for (const auto& [key, socket] : snapshot.listeners) {
-    if (acceptors_.count(key) != 0) continue;
+    std::shared_ptr<const core::tls::ServerTlsSet> tls;
+    if (socket->protocol() == "HTTPS") tls = snapshot.tls->Find(socket->address(), socket->port());
+    if (auto known = acceptors_.find(key); known != acceptors_.end()) {
+      known->second->set_tls(std::move(tls));
+      continue;
+    }
     auto acceptor = std::make_unique<Acceptor>(this, socket);
+    acceptor->set_tls(std::move(tls));
     if (!loop_->Add(acceptor->fd(), EPOLLIN | EPOLLET, acceptor.get())) {
       spdlog::error("worker {}: cannot watch listener {}: {}", index_, key, std::strerror(errno));
       continue;
@@ -241,8 +252,12 @@ void Worker::Accept(Acceptor* acceptor) {
       return;
     }
     const ListenerSocket& socket = acceptor->socket();
+    if (socket.protocol() == "HTTPS" && acceptor->tls() == nullptr) {
+      close(fd);  // no certificate (DataPlane::Prepare nacked the owners): refuse at once
+      continue;
+    }
     auto connection = std::make_unique<ClientConnection>(this, fd, socket.address(), socket.port(),
-                                                         PeerAddress(peer));
+                                                         PeerAddress(peer), acceptor->tls());
     ClientConnection* raw = connection.get();
     connections_.emplace(raw, std::move(connection));
     Bump(counters_.connections_accepted);

@@ -63,6 +63,7 @@ struct WorkerCounters {
   std::atomic<uint64_t> filter_call_failures{0};    // ... refused, reset or timed out
   std::atomic<uint64_t> filter_calls_cancelled{0};  // ... ended by their request first
   std::atomic<uint64_t> filter_calls_in_flight{0};
+  std::atomic<uint64_t> tls_failures{0};
 };
 
 class Worker {

@@ -10,7 +10,7 @@
 #include "portico/sdk/secret_data.h"
 #include "portico/sdk/testing/fake_host.h"
 #include "portico/sdk/testing/fake_world.h"
-#include "testing/test_certs.h"
+#include "portico/sdk/testing/test_certs.h"
 
 namespace portico::plugins::gateway {
 namespace {
@@ -93,14 +93,14 @@ constexpr char kWrongSecretGrant[] =
           "to":[{"group":"","kind":"Secret","name":"not-the-certificate"}]}})";
 
 std::string TlsSecret(std::string_view ns, std::string_view name,
-                      const plugins::testing::TestCertificate& cert) {
+                      const sdk::testing::TestCertificate& cert) {
   return R"({"apiVersion":"v1","kind":"Secret","type":"kubernetes.io/tls","metadata":{"name":")" +
          std::string(name) + R"(","namespace":")" + std::string(ns) + R"("},"data":{"tls.crt":")" +
          Base64Encode(cert.cert_pem) + R"(","tls.key":")" + Base64Encode(cert.key_pem) + R"("}})";
 }
 
-plugins::testing::TestCertificate Certificate(std::vector<std::string> dns) {
-  return plugins::testing::MakeTestCertificate(
+sdk::testing::TestCertificate Certificate(std::vector<std::string> dns) {
+  return sdk::testing::MakeTestCertificate(
       {std::move(dns), kNowMs - kDayMs, kNowMs + 365 * kDayMs});
 }
 
@@ -308,7 +308,7 @@ TEST_F(plugin_gateway, HttpsListenersResolveTheirCertificates) {
                         R"(exist")"));
   EXPECT_THAT(*out.synced, HasSubstr(R"("listeners":[])"));  // nothing servable yet
 
-  plugins::testing::TestCertificate cert = Certificate({"*.org", "*.wildcard.org"});
+  sdk::testing::TestCertificate cert = Certificate({"*.org", "*.wildcard.org"});
   ProcessOutcome secret =
       host_.Apply(TlsSecret("gateway-conformance-infra", "tls-validity-checks-certificate", cert));
   ASSERT_TRUE(secret.ok()) << secret.status;

@@ -6,7 +6,7 @@
 
 #include "portico/sdk/secret_data.h"
 #include "portico/sdk/testing/fake_host.h"
-#include "testing/test_certs.h"
+#include "portico/sdk/testing/test_certs.h"
 
 namespace portico::plugins::gateway {
 namespace {
@@ -158,7 +158,7 @@ TEST_F(gateway_stage, EveryAddressGetsItsOwnListenerSets) {
 
 TEST_F(gateway_stage, ProcessedHttpsGatewayCarriesCertificateReferences) {
   ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
-  plugins::testing::TestCertificate cert = plugins::testing::MakeTestCertificate(
+  sdk::testing::TestCertificate cert = sdk::testing::MakeTestCertificate(
       {{"*.example.com"}, kNowMs - kDayMs, kNowMs + 365 * kDayMs});
   ProcessOutcome secret =
       host_.Apply(R"({"apiVersion":"v1","kind":"Secret","type":"kubernetes.io/tls","metadata":{)"

@@ -4,18 +4,18 @@
 
 #include "portico/sdk/secret_data.h"
 #include "portico/sdk/testing/fake_host.h"
+#include "portico/sdk/testing/test_certs.h"
 #include "secret/tls_material.h"
-#include "testing/test_certs.h"
 
 namespace portico::plugins::secret {
 namespace {
 
-using plugins::testing::CertificateOptions;
-using plugins::testing::MakeTestCertificate;
-using plugins::testing::TestCertificate;
 using sdk::Base64Encode;
+using sdk::testing::CertificateOptions;
 using sdk::testing::FakeHost;
+using sdk::testing::MakeTestCertificate;
 using sdk::testing::ProcessOutcome;
+using sdk::testing::TestCertificate;
 using sdk::testing::detail::Quote;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -30,9 +30,14 @@
 #include "portico/sdk/secret_data.h"
 #include "portico/sdk/testing/fake_host.h"
 #include "portico/sdk/testing/fake_world.h"
-#include "testing/test_certs.h"
+#include "portico/sdk/testing/test_certs.h"
 
 namespace portico::plugins::testing {
+
+using sdk::testing::CertificateOptions;
+using sdk::testing::MakeTestCertificate;
+using sdk::testing::TestCertificate;
+
 namespace {
 
 namespace fs = std::filesystem;

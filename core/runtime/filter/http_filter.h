@@ -85,11 +85,13 @@ class HttpFilter;
 class FilterContext {
  public:
   // The request as routed: method, normalized path (as rewritten so far), raw query, Host as
-  // received, the listener's port, the client's address, the matched rule.
+  // received, the scheme it arrived with ("http", or "https" over TLS), the listener's port, the
+  // client's address, the matched rule.
   virtual std::string_view method() const = 0;
   virtual std::string_view path() const = 0;
   virtual std::string_view query() const = 0;
   virtual std::string_view host() const = 0;
+  virtual std::string_view scheme() const = 0;
   virtual uint16_t listener_port() const = 0;
   virtual std::string_view client_address() const = 0;
   virtual std::string_view matched_prefix() const = 0;  // the rule's Prefix match value, or ""

@@ -432,7 +432,9 @@ void ReplacePrefix(std::string_view path, std::string_view prefix, std::string_v
 
 std::string RedirectLocation(const Redirect& redirect, const FilterContext& ctx) {
   std::string location;
-  std::string_view scheme = redirect.scheme.empty() ? std::string_view("http") : redirect.scheme;
+  // Gateway API: the scheme defaults to the request's; the port to the redirect scheme's
+  // well-known port when a scheme is set, else to the listener's.
+  std::string_view scheme = redirect.scheme.empty() ? ctx.scheme() : redirect.scheme;
   location.append(scheme);
   location.append("://");
   location.append(redirect.hostname.empty() ? StripPort(ctx.host()) : redirect.hostname);

@@ -23,6 +23,7 @@ class FakeFilterContext final : public FilterContext {
 
   std::string method_ = "GET", path_ = "/", query_, host_ = "example.com", upstream_host_;
   std::string client_ = "192.0.2.1", prefix_, route_ = "default/r", rule_;
+  std::string scheme_ = "http";
   uint16_t port_ = 80;
   int status_ = 0;
   Fields request, response;
@@ -43,6 +44,7 @@ class FakeFilterContext final : public FilterContext {
   std::string_view path() const override { return path_; }
   std::string_view query() const override { return query_; }
   std::string_view host() const override { return host_; }
+  std::string_view scheme() const override { return scheme_; }
   uint16_t listener_port() const override { return port_; }
   std::string_view client_address() const override { return client_; }
   std::string_view matched_prefix() const override { return prefix_; }

@@ -1,9 +1,10 @@
 // test_certs.h: MakeTestCertificate, self-signed certificates and keys generated with OpenSSL
-// for the plugins' unit tests (Secrets of type kubernetes.io/tls), valid around a given time so
-// they agree with the fake host's clock. Header-only; link OpenSSL::Crypto.
+// for unit tests of plugins and of the core (Secrets of type kubernetes.io/tls, TLS contexts),
+// valid around a given time so they agree with the fake host's clock. Header-only; link
+// OpenSSL::Crypto.
 // Threading: pure functions.
-#ifndef PORTICO_PLUGINS_TESTING_TEST_CERTS_H_
-#define PORTICO_PLUGINS_TESTING_TEST_CERTS_H_
+#ifndef PORTICO_SDK_TESTING_TEST_CERTS_H_
+#define PORTICO_SDK_TESTING_TEST_CERTS_H_
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>
@@ -16,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace portico::plugins::testing {
+namespace portico::sdk::testing {
 
 // TestCertificate is a PEM certificate and its PEM private key.
 struct TestCertificate {
@@ -84,6 +85,6 @@ inline TestCertificate MakeTestCertificate(const CertificateOptions& options) {
   return {detail::BioString(cert_bio.get()), detail::BioString(key_bio.get())};
 }
 
-}  // namespace portico::plugins::testing
+}  // namespace portico::sdk::testing
 
-#endif  // PORTICO_PLUGINS_TESTING_TEST_CERTS_H_
+#endif  // PORTICO_SDK_TESTING_TEST_CERTS_H_

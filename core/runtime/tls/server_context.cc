@@ -1,0 +1,191 @@
+// server_context.cc: see server_context.h.
+#include "core/runtime/tls/server_context.h"
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include <cstring>
+#include <ctime>
+
+#include "core/runtime/tls/ticket_keys.h"
+
+namespace portico::core::tls {
+
+namespace {
+
+constexpr char kCiphers[] =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+constexpr char kGroups[] = "X25519:P-256:P-384";
+constexpr unsigned char kHttp11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+
+int SelectorIndex() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+// OpenSslError drains OpenSSL's error queue into one message.
+std::string OpenSslError() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? "unknown OpenSSL error" : out;
+}
+
+int OnServerName(SSL* ssl, int* alert, void*) {
+  const auto* selector = static_cast<const SniSelector*>(SSL_get_ex_data(ssl, SelectorIndex()));
+  if (selector == nullptr) return SSL_TLSEXT_ERR_ALERT_FATAL;
+  const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+  SSL_CTX* chosen = selector->Select(name != nullptr ? std::string_view(name) : std::string_view());
+  if (chosen == nullptr) {
+    *alert = SSL_AD_UNRECOGNIZED_NAME;
+    return SSL_TLSEXT_ERR_ALERT_FATAL;
+  }
+  if (chosen != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, chosen);
+  return SSL_TLSEXT_ERR_OK;
+}
+
+// OnAlpn picks http/1.1 when offered; a client offering only h2 gets no ALPN answer.
+int OnAlpn(SSL*, const unsigned char** out, unsigned char* out_len, const unsigned char* in,
+           unsigned int in_len, void*) {
+  unsigned char* selected = nullptr;
+  if (SSL_select_next_proto(&selected, out_len, kHttp11, sizeof(kHttp11), in, in_len) ==
+      OPENSSL_NPN_NEGOTIATED) {
+    *out = selected;
+    return SSL_TLSEXT_ERR_OK;
+  }
+  return SSL_TLSEXT_ERR_NOACK;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+}  // namespace
+
+void AttachSelector(SSL* ssl, const SniSelector* selector) {
+  SSL_set_ex_data(ssl, SelectorIndex(), const_cast<SniSelector*>(selector));
+}
+
+StatusOr<std::shared_ptr<const ServerContext>> ServerContext::Build(
+    const CertificateMaterial& material) {
+  auto fail = [&](std::string what) {
+    ERR_clear_error();
+    return InvalidArgumentError("certificate of Secret " + material.secret + ": " + what);
+  };
+  ERR_clear_error();
+  std::shared_ptr<ServerContext> out(new ServerContext());
+  out->secret_ = material.secret;
+  out->sha256_ = material.sha256;
+  out->ctx_ = SSL_CTX_new(TLS_server_method());
+  if (out->ctx_ == nullptr) return fail(OpenSslError());
+  SSL_CTX* ctx = out->ctx_;
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+                               SSL_OP_NO_COMPRESSION | SSL_OP_IGNORE_UNEXPECTED_EOF);
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
+                            SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  if (SSL_CTX_set_cipher_list(ctx, kCiphers) != 1 || SSL_CTX_set1_groups_list(ctx, kGroups) != 1) {
+    return fail("default cipher or group list refused: " + OpenSslError());
+  }
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
+  SSL_CTX_sess_set_cache_size(ctx, kSessionCacheSize);
+  const auto* sid = reinterpret_cast<const unsigned char*>(material.sha256.data());
+  SSL_CTX_set_session_id_context(
+      ctx, sid, static_cast<unsigned int>(std::min<size_t>(material.sha256.size(), 32)));
+  SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, &TicketKeys::Callback);
+  SSL_CTX_set_tlsext_servername_callback(ctx, &OnServerName);
+  SSL_CTX_set_alpn_select_cb(ctx, &OnAlpn, nullptr);
+
+  // The chain: the leaf first, then its intermediates.
+  BIO* chain =
+      BIO_new_mem_buf(material.chain_pem.data(), static_cast<int>(material.chain_pem.size()));
+  X509* leaf = PEM_read_bio_X509(chain, nullptr, nullptr, nullptr);
+  if (leaf == nullptr) {
+    BIO_free(chain);
+    return fail("tls.crt holds no PEM certificate");
+  }
+  const bool used = SSL_CTX_use_certificate(ctx, leaf) == 1;
+  while (X509* extra = PEM_read_bio_X509(chain, nullptr, nullptr, nullptr)) {
+    SSL_CTX_add0_chain_cert(ctx, extra);  // takes ownership
+  }
+  ERR_clear_error();  // the loop ends on "no start line"
+  BIO_free(chain);
+  if (!used) {
+    X509_free(leaf);
+    return fail("tls.crt: " + OpenSslError());
+  }
+  if (const ASN1_TIME* not_after = X509_get0_notAfter(leaf)) {
+    std::tm tm{};
+    if (ASN1_TIME_to_tm(not_after, &tm) == 1) {
+      out->not_after_unix_ms_ = static_cast<int64_t>(timegm(&tm)) * 1000;
+    }
+    if (X509_cmp_current_time(not_after) < 0) {
+      X509_free(leaf);
+      return fail("the certificate expired (notAfter " +
+                  std::to_string(out->not_after_unix_ms_ / 1000) + " Unix seconds)");
+    }
+  }
+  if (auto* names = static_cast<GENERAL_NAMES*>(
+          X509_get_ext_d2i(leaf, NID_subject_alt_name, nullptr, nullptr))) {
+    for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+      const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+      if (name->type != GEN_DNS) continue;
+      const ASN1_IA5STRING* dns = name->d.dNSName;
+      out->dns_names_.push_back(
+          Lower(std::string_view(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
+                                 static_cast<size_t>(ASN1_STRING_length(dns)))));
+    }
+    GENERAL_NAMES_free(names);
+  }
+
+  BIO* key_bio =
+      BIO_new_mem_buf(material.key_pem.data(), static_cast<int>(material.key_pem.size()));
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
+  BIO_free(key_bio);
+  const bool matches = key != nullptr && X509_check_private_key(leaf, key) == 1;
+  X509_free(leaf);
+  if (key == nullptr) return fail("tls.key holds no PEM private key");
+  if (!matches) {
+    EVP_PKEY_free(key);
+    return fail("tls.key does not belong to the certificate in tls.crt");
+  }
+  const bool key_used = SSL_CTX_use_PrivateKey(ctx, key) == 1;
+  EVP_PKEY_free(key);
+  if (!key_used) return fail("tls.key: " + OpenSslError());
+  return std::shared_ptr<const ServerContext>(std::move(out));
+}
+
+ServerContext::~ServerContext() { SSL_CTX_free(ctx_); }
+
+bool ServerContext::CoversExactly(std::string_view host) const {
+  for (const std::string& name : dns_names_) {
+    if (name == host) return true;
+  }
+  return false;
+}
+
+bool ServerContext::CoversByWildcard(std::string_view host) const {
+  const size_t dot = host.find('.');
+  if (dot == std::string_view::npos || dot == 0) return false;
+  const std::string_view parent = host.substr(dot);  // ".example.com"
+  for (const std::string& name : dns_names_) {
+    if (name.size() > 2 && name[0] == '*' && name[1] == '.' &&
+        std::string_view(name).substr(1) == parent) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace portico::core::tls

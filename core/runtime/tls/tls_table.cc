@@ -1,0 +1,187 @@
+// tls_table.cc: see tls_table.h.
+#include "core/runtime/tls/tls_table.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+
+#include "portico/sdk/abi.h"
+#include "portico/sdk/json.h"
+
+namespace portico::core::tls {
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string SecretName(const rapidjson::Value& entry) {
+  const rapidjson::Value* ref = json::Find(entry, "secretRef");
+  if (ref == nullptr || !ref->IsObject()) return "?";
+  return json::GetString(*ref, "namespace") + "/" + json::GetString(*ref, "name");
+}
+
+}  // namespace
+
+SSL* ServerTlsSet::NewSession() const {
+  if (distinct_.empty()) return nullptr;
+  SSL* ssl = SSL_new(distinct_.front()->ctx());
+  if (ssl == nullptr) return nullptr;
+  SSL_set_accept_state(ssl);
+  AttachSelector(ssl, this);
+  return ssl;
+}
+
+SSL_CTX* ServerTlsSet::Select(std::string_view server_name) const {
+  std::string why;
+  const ServerContext* chosen = Choose(Lower(server_name), &why);
+  if (chosen == nullptr) {
+    spdlog::info("TLS handshake on {}:{} refused: {}", address_.empty() ? "*" : address_, port_,
+                 why);
+    return nullptr;
+  }
+  return chosen->ctx();
+}
+
+const ServerContext* ServerTlsSet::Choose(std::string_view server_name, std::string* why) const {
+  if (server_name.empty()) {
+    if (distinct_.size() == 1) return distinct_.front().get();
+    *why = "the client sent no server name (SNI) and the port serves " +
+           std::to_string(distinct_.size()) + " certificates";
+    return nullptr;
+  }
+  const routing::ListenerInfo* listener = routes_->SelectListener(address_, port_, server_name);
+  if (listener == nullptr) {
+    *why = "no listener takes server name \"" + std::string(server_name) + "\"";
+    return nullptr;
+  }
+  const ServerContext* first = nullptr;
+  const ServerContext* wildcard = nullptr;
+  for (const std::string& name : listener->names) {
+    auto found = by_listener_.find(name);
+    if (found == by_listener_.end()) continue;
+    for (const auto& context : found->second) {
+      if (context->CoversExactly(server_name)) return context.get();
+      if (wildcard == nullptr && context->CoversByWildcard(server_name)) wildcard = context.get();
+      if (first == nullptr) first = context.get();
+    }
+  }
+  if (wildcard != nullptr) return wildcard;
+  if (first != nullptr) return first;
+  *why = "listener " + (listener->names.empty() ? std::string("?") : listener->names.front()) +
+         " taking server name \"" + std::string(server_name) + "\" has no usable certificate";
+  return nullptr;
+}
+
+std::shared_ptr<const TlsTable> TlsTable::Build(const RuntimeSnapshot& snapshot,
+                                                std::shared_ptr<const routing::RouteTable> routes,
+                                                const TlsTable* previous,
+                                                std::vector<routing::Refusal>* refusals) {
+  auto table = std::make_shared<TlsTable>();
+  std::vector<routing::Refusal> ignored;
+  if (refusals == nullptr) refusals = &ignored;
+
+  // Material by sha256.
+  std::map<std::string, CertificateMaterial> material;
+  if (const FormatEntries* entries = snapshot.Entries(PORTICO_FORMAT_CERTIFICATE)) {
+    for (const auto& [id, entry] : *entries) {
+      StatusOr<rapidjson::Document> doc = json::Parse(*entry.json, "certificate.v1 " + id);
+      if (!doc.ok() || json::GetString(*doc, "entry") != "keyPair") continue;
+      CertificateMaterial m;
+      m.secret = SecretName(*doc);
+      m.sha256 = json::GetString(*doc, "sha256");
+      m.chain_pem = json::GetString(*doc, "chainPem");
+      m.key_pem = json::GetString(*doc, "keyPem");
+      if (!m.sha256.empty()) material.emplace(m.sha256, std::move(m));
+    }
+  }
+
+  // Contexts built (or shared) on demand; a refused one is remembered with its reason.
+  std::map<std::string, std::string> broken;  // sha256 -> reason
+  auto context_for = [&](const std::string& sha) -> std::shared_ptr<const ServerContext> {
+    if (auto it = table->contexts_.find(sha); it != table->contexts_.end()) return it->second;
+    if (broken.count(sha) != 0) return nullptr;
+    if (previous != nullptr) {
+      if (auto it = previous->contexts_.find(sha); it != previous->contexts_.end()) {
+        table->contexts_.emplace(sha, it->second);
+        return it->second;
+      }
+    }
+    auto m = material.find(sha);
+    if (m == material.end()) return nullptr;
+    StatusOr<std::shared_ptr<const ServerContext>> built = ServerContext::Build(m->second);
+    if (!built.ok()) {
+      broken.emplace(sha, std::string(built.status().message()));
+      return nullptr;
+    }
+    table->contexts_.emplace(sha, *built);
+    return *built;
+  };
+
+  const FormatEntries* listener_entries = snapshot.Entries(PORTICO_FORMAT_LISTENER_SET);
+  if (listener_entries == nullptr) return table;
+  std::map<std::pair<std::string, uint16_t>, std::shared_ptr<ServerTlsSet>> sets;
+  for (const auto& [id, entry] : *listener_entries) {
+    StatusOr<rapidjson::Document> doc = json::Parse(*entry.json, "listener_set.v1 " + id);
+    if (!doc.ok() || json::GetString(*doc, "entry") != "listeners") continue;  // routing refuses
+    std::optional<int64_t> port = json::GetInt(*doc, "port");
+    const rapidjson::Value* gateway = json::Find(*doc, "gateway");
+    const rapidjson::Value* listeners = json::Find(*doc, "listeners");
+    if (!port || *port < 1 || *port > 65535 || gateway == nullptr || !gateway->IsObject() ||
+        listeners == nullptr || !listeners->IsArray()) {
+      continue;  // the route table refuses the entry with the reason
+    }
+    const std::string gw =
+        json::GetString(*gateway, "namespace") + "/" + json::GetString(*gateway, "name");
+    const std::string address = json::GetString(*doc, "address");
+    for (const rapidjson::Value& l : listeners->GetArray()) {
+      if (json::GetString(l, "protocol") != "HTTPS") continue;
+      const rapidjson::Value* certs = json::FindPath(l, "tls.certificates");
+      if (certs == nullptr || !certs->IsArray()) continue;
+      const std::string name = gw + "/" + json::GetString(l, "name");
+      std::vector<std::shared_ptr<const ServerContext>> contexts;
+      for (const rapidjson::Value& c : certs->GetArray()) {
+        const std::string sha = json::GetString(c, "sha256");
+        std::shared_ptr<const ServerContext> context = context_for(sha);
+        if (context != nullptr) {
+          contexts.push_back(std::move(context));
+        } else if (auto bad = broken.find(sha); bad != broken.end()) {
+          refusals->push_back({entry.owner, "listener " + name + ": " + bad->second});
+        } else {
+          spdlog::warn(
+              "listener {}: the material of Secret {} (sha256 {}) has not reached this "
+              "gateway; the listener is served without it",
+              name, SecretName(c), sha);
+        }
+      }
+      if (contexts.empty()) continue;
+      auto& set = sets[{address, static_cast<uint16_t>(*port)}];
+      if (set == nullptr) {
+        set = std::make_shared<ServerTlsSet>(routes, address, static_cast<uint16_t>(*port));
+      }
+      for (const auto& context : contexts) {
+        if (std::find(set->distinct_.begin(), set->distinct_.end(), context) ==
+            set->distinct_.end()) {
+          set->distinct_.push_back(context);
+        }
+      }
+      auto& mine = set->by_listener_[name];
+      mine.insert(mine.end(), contexts.begin(), contexts.end());
+    }
+  }
+  for (auto& [key, set] : sets) table->sets_.emplace(key, std::move(set));
+  return table;
+}
+
+std::shared_ptr<const ServerTlsSet> TlsTable::Find(std::string_view address, uint16_t port) const {
+  auto found = sets_.find({std::string(address), port});
+  return found == sets_.end() ? nullptr : found->second;
+}
+
+}  // namespace portico::core::tls

@@ -1,0 +1,98 @@
+// tls_table.h: TlsTable, the certificates the data plane serves, built from a RuntimeSnapshot's
+// certificate.v1 keyPair entries and the HTTPS listeners of its listener_set.v1 entries
+// (docs/contributions.md), beside the route table of the same snapshot; ServerTlsSet, the
+// certificates of one listener set (address, port) and the SNI selection over them.
+//
+// Selection (ServerTlsSet::Select, run by OpenSSL's servername callback during the handshake):
+// the listener of the set that takes the server name, as the route table selects listeners for
+// a Host (exact hostname, then the most specific wildcard, then the listener without hostname);
+// among that listener's certificates (several Gateways' listeners may merge into one), the first
+// whose DNS names cover the name exactly, then by wildcard, then the listener's first (its
+// default). A handshake without SNI gets the set's certificate when the set has exactly one;
+// otherwise it fails, as one with a name no listener takes does, and the log says why.
+//
+// Build shares with the previous table every ServerContext whose sha256 it still uses (one SSL
+// context per distinct material, its session cache kept). A certificate a listener names whose
+// material has not reached the gateway is left out with a warning; material OpenSSL refuses (key
+// not matching, expired, unparsable) refuses the listener set entries using it (their owners
+// are nacked, so they keep their last good version and the certificate it served).
+//
+// Thread-safety: a built table is immutable; Find and Select from any thread. Ownership: sets
+// are shared (shared_ptr) by the table and the connections handshaking with them; each set
+// holds the route table it selects listeners with.
+#ifndef PORTICO_CORE_RUNTIME_TLS_TLS_TABLE_H_
+#define PORTICO_CORE_RUNTIME_TLS_TLS_TABLE_H_
+
+#include <openssl/ssl.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/runtime/routing/route_table.h"
+#include "core/runtime/routing/route_types.h"
+#include "core/runtime/runtime_types.h"
+#include "core/runtime/tls/server_context.h"
+
+namespace portico::core::tls {
+
+class ServerTlsSet final : public SniSelector {
+ public:
+  ServerTlsSet(std::shared_ptr<const routing::RouteTable> routes, std::string address,
+               uint16_t port)
+      : routes_(std::move(routes)), address_(std::move(address)), port_(port) {}
+
+  // NewSession returns a server-side SSL (without BIO: the caller attaches its socket) that
+  // selects its certificate through this set (which must outlive it), or nullptr when OpenSSL
+  // cannot make one.
+  SSL* NewSession() const;
+
+  SSL_CTX* Select(std::string_view server_name) const override;
+  // Choose is Select's decision: the context for `server_name` (lower case), or nullptr with
+  // the reason in `why`.
+  const ServerContext* Choose(std::string_view server_name, std::string* why) const;
+
+  const std::string& address() const { return address_; }
+  uint16_t port() const { return port_; }
+  // Distinct contexts of the set, in listener order.
+  const std::vector<std::shared_ptr<const ServerContext>>& contexts() const { return distinct_; }
+
+ private:
+  friend class TlsTable;
+  std::shared_ptr<const routing::RouteTable> routes_;
+  std::string address_;
+  uint16_t port_;
+  // listener name ("<ns>/<gateway>/<listener>") -> its certificates in written order
+  std::map<std::string, std::vector<std::shared_ptr<const ServerContext>>, std::less<>>
+      by_listener_;
+  std::vector<std::shared_ptr<const ServerContext>> distinct_;
+};
+
+class TlsTable {
+ public:
+  // Build indexes `snapshot` for `routes` (the route table built from the same snapshot).
+  // `previous` (may be null) lends its contexts. Owners whose certificates cannot be served are
+  // appended to `refusals`.
+  static std::shared_ptr<const TlsTable> Build(const RuntimeSnapshot& snapshot,
+                                               std::shared_ptr<const routing::RouteTable> routes,
+                                               const TlsTable* previous,
+                                               std::vector<routing::Refusal>* refusals);
+
+  // Find returns the set of listener set (address, port), or nullptr when it has no
+  // certificate.
+  std::shared_ptr<const ServerTlsSet> Find(std::string_view address, uint16_t port) const;
+  // ContextCount is the number of distinct SSL contexts (admin, tests).
+  size_t ContextCount() const { return contexts_.size(); }
+
+ private:
+  std::map<std::pair<std::string, uint16_t>, std::shared_ptr<const ServerTlsSet>> sets_;
+  std::map<std::string, std::shared_ptr<const ServerContext>> contexts_;  // by sha256
+};
+
+}  // namespace portico::core::tls
+
+#endif  // PORTICO_CORE_RUNTIME_TLS_TLS_TABLE_H_

@@ -1,0 +1,219 @@
+// tls_test_client.cc: see tls_test_client.h.
+#include "gateway/server/testing/tls_test_client.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace portico::gateway::server::testing {
+
+namespace {
+
+std::string Errors() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? "handshake failed" : out;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
+std::string X509Fingerprint(X509* cert) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (cert == nullptr || X509_digest(cert, EVP_sha256(), md, &length) != 1) return "";
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < length; ++i) {
+    out += kHex[md[i] >> 4];
+    out += kHex[md[i] & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Fingerprint(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  std::string out = X509Fingerprint(cert);
+  X509_free(cert);
+  return out;
+}
+
+std::string TlsTestClient::PeerFingerprint() const {
+  if (ssl_ == nullptr) return "";
+  X509* peer = SSL_get1_peer_certificate(ssl_);
+  std::string out = X509Fingerprint(peer);
+  X509_free(peer);
+  return out;
+}
+
+TlsTestClient::TlsTestClient(uint16_t port, const TlsOptions& options, std::string_view address) {
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  timeval tv{5, 0};
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  inet_pton(AF_INET, std::string(address).c_str(), &sa.sin_addr);
+  if (connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+    error_ = std::string("connect: ") + std::strerror(errno);
+    return;
+  }
+  ctx_ = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_set_min_proto_version(ctx_, options.min_version);
+  SSL_CTX_set_max_proto_version(ctx_, options.max_version);
+  if (options.min_version < TLS1_2_VERSION) SSL_CTX_set_security_level(ctx_, 0);  // allow 1.0/1.1
+  SSL_CTX_set_session_cache_mode(ctx_, SSL_SESS_CACHE_CLIENT);
+  ssl_ = SSL_new(ctx_);
+  SSL_set_fd(ssl_, fd_);
+  if (!options.sni.empty()) SSL_set_tlsext_host_name(ssl_, options.sni.c_str());
+  if (!options.alpn.empty()) {
+    std::string wire(1, static_cast<char>(options.alpn.size()));
+    wire += options.alpn;
+    SSL_set_alpn_protos(ssl_, reinterpret_cast<const unsigned char*>(wire.data()),
+                        static_cast<unsigned int>(wire.size()));
+  }
+  if (options.resume != nullptr) SSL_set_session(ssl_, options.resume.get());
+  ERR_clear_error();
+  if (SSL_connect(ssl_) != 1) error_ = Errors();
+}
+
+TlsTestClient::~TlsTestClient() {
+  if (ssl_ != nullptr) SSL_free(ssl_);
+  if (ctx_ != nullptr) SSL_CTX_free(ctx_);
+  if (fd_ >= 0) close(fd_);
+}
+
+std::string TlsTestClient::PeerDnsName() const {
+  if (ssl_ == nullptr) return "";
+  X509* peer = SSL_get1_peer_certificate(ssl_);
+  if (peer == nullptr) return "";
+  std::string out;
+  if (auto* names = static_cast<GENERAL_NAMES*>(
+          X509_get_ext_d2i(peer, NID_subject_alt_name, nullptr, nullptr))) {
+    for (int i = 0; i < sk_GENERAL_NAME_num(names) && out.empty(); ++i) {
+      const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+      if (name->type == GEN_DNS) {
+        out.assign(reinterpret_cast<const char*>(ASN1_STRING_get0_data(name->d.dNSName)),
+                   static_cast<size_t>(ASN1_STRING_length(name->d.dNSName)));
+      }
+    }
+    GENERAL_NAMES_free(names);
+  }
+  X509_free(peer);
+  return out;
+}
+
+std::string TlsTestClient::Version() const { return ssl_ != nullptr ? SSL_get_version(ssl_) : ""; }
+
+bool TlsTestClient::Resumed() const { return ssl_ != nullptr && SSL_session_reused(ssl_) == 1; }
+
+std::string TlsTestClient::Alpn() const {
+  const unsigned char* data = nullptr;
+  unsigned int length = 0;
+  if (ssl_ != nullptr) SSL_get0_alpn_selected(ssl_, &data, &length);
+  return data != nullptr ? std::string(reinterpret_cast<const char*>(data), length) : "";
+}
+
+std::shared_ptr<SSL_SESSION> TlsTestClient::Session() const {
+  SSL_SESSION* session = ssl_ != nullptr ? SSL_get1_session(ssl_) : nullptr;
+  return std::shared_ptr<SSL_SESSION>(session, [](SSL_SESSION* s) {
+    if (s != nullptr) SSL_SESSION_free(s);
+  });
+}
+
+bool TlsTestClient::Send(std::string_view bytes) {
+  if (!ok()) return false;
+  size_t written = 0;
+  return SSL_write_ex(ssl_, bytes.data(), bytes.size(), &written) == 1 && written == bytes.size();
+}
+
+TlsResponse TlsTestClient::Get(std::string_view path, std::string_view host) {
+  std::string request =
+      "GET " + std::string(path) + " HTTP/1.1\r\nHost: " + std::string(host) + "\r\n\r\n";
+  if (!Send(request)) {
+    TlsResponse r;
+    r.error = ok() ? "write failed" : error_;
+    return r;
+  }
+  return Read();
+}
+
+TlsResponse TlsTestClient::Read() {
+  TlsResponse r;
+  auto fill = [&]() {
+    char buf[16384];
+    size_t n = 0;
+    if (SSL_read_ex(ssl_, buf, sizeof(buf), &n) != 1) return false;
+    buffer_.append(buf, n);
+    return true;
+  };
+  size_t end;
+  while ((end = buffer_.find("\r\n\r\n")) == std::string::npos) {
+    if (!fill()) {
+      r.error = "no response head";
+      return r;
+    }
+  }
+  std::string head = buffer_.substr(0, end);
+  buffer_.erase(0, end + 4);
+  if (head.size() < 12 || head.compare(0, 9, "HTTP/1.1 ") != 0) {
+    r.error = "bad status line: " + head.substr(0, 40);
+    return r;
+  }
+  r.status = std::stoi(head.substr(9, 3));
+  size_t pos = head.find("\r\n");
+  while (pos != std::string::npos) {
+    size_t next = head.find("\r\n", pos + 2);
+    std::string line =
+        head.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
+    size_t colon = line.find(':');
+    if (colon != std::string::npos) {
+      size_t v = line.find_first_not_of(' ', colon + 1);
+      r.headers[Lower(line.substr(0, colon))] = v == std::string::npos ? "" : line.substr(v);
+    }
+    pos = next;
+  }
+  size_t length = r.headers.count("content-length") ? std::stoul(r.headers["content-length"]) : 0;
+  while (buffer_.size() < length) {
+    if (!fill()) {
+      r.error = "short body";
+      return r;
+    }
+  }
+  r.body = buffer_.substr(0, length);
+  buffer_.erase(0, length);
+  return r;
+}
+
+bool TlsTestClient::ReadsEof() {
+  if (!buffer_.empty()) return false;
+  char c;
+  size_t n = 0;
+  if (SSL_read_ex(ssl_, &c, 1, &n) == 1) return false;
+  const int e = SSL_get_error(ssl_, 0);
+  if (e == SSL_ERROR_SYSCALL) return errno != EAGAIN && errno != EWOULDBLOCK;  // not a timeout
+  return e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SSL;  // close_notify, or EOF without it
+}
+
+}  // namespace portico::gateway::server::testing

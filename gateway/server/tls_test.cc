@@ -1,0 +1,303 @@
+// The data plane over TLS end to end: HTTPS listeners with certificates from certificate.v1
+// (generated at test time), real sockets, an OpenSSL client: SNI selection, protocol versions,
+// 421 for a Host of another listener, resumption, ALPN, rotation, large bodies, and the nacks
+// of listeners the gateway cannot serve.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "gateway/server/data_plane.h"
+#include "gateway/server/proxy_test_util.h"
+#include "gateway/server/testing/tls_test_client.h"
+#include "portico/sdk/testing/test_certs.h"
+
+namespace portico::gateway::server {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace ::portico::gateway::server::testing;
+
+const std::string kGatewayOwner = "gateway.networking.k8s.io/Gateway/infra/web";
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Escape(const std::string& pem) {
+  std::string out;
+  for (char c : pem) out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  return out;
+}
+
+// Material is a certificate.v1 keyPair entry's JSON for Secret infra/<secret>.
+std::string Material(const std::string& secret, const std::string& sha,
+                     const sdk::testing::TestCertificate& cert) {
+  return R"({"entry":"keyPair","secretRef":{"namespace":"infra","name":")" + secret +
+         R"("},"sha256":")" + sha + R"(","chainPem":")" + Escape(cert.cert_pem) +
+         R"(","keyPem":")" + Escape(cert.key_pem) + R"("})";
+}
+
+// HttpsListener is a listener_set.v1 listener with protocol HTTPS and certificates (Secret, sha).
+std::string HttpsListener(const std::string& name, const std::string& hostname,
+                          const std::vector<std::pair<std::string, std::string>>& certs) {
+  std::string out = R"({"name":")" + name + R"(","protocol":"HTTPS")";
+  if (!hostname.empty()) out += R"(,"hostname":")" + hostname + "\"";
+  out += R"(,"tls":{"mode":"Terminate","certificates":[)";
+  for (size_t i = 0; i < certs.size(); ++i) {
+    if (i > 0) out += ",";
+    out += R"({"secretRef":{"namespace":"infra","name":")" + certs[i].first + R"("},"sha256":")" +
+           certs[i].second + R"("})";
+  }
+  return out + R"(]},"routeKinds":[{"group":"gateway.networking.k8s.io","kind":"HTTPRoute"}]})";
+}
+
+sdk::testing::TestCertificate Cert(std::vector<std::string> dns) {
+  sdk::testing::CertificateOptions options;
+  options.dns_names = std::move(dns);
+  options.not_before_unix_ms = NowMs() - 3600 * 1000;
+  options.not_after_unix_ms = NowMs() + 86400 * 1000;
+  return sdk::testing::MakeTestCertificate(options);
+}
+
+class TlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DataPlaneOptions options;
+    options.workers = 2;
+    options.default_address = "127.0.0.1";
+    plane_ = std::make_unique<DataPlane>(options);
+    ASSERT_TRUE(plane_->Start().ok());
+    default_ = Cert({"default.test"});
+    wildcard_ = Cert({"*.wild.test"});
+    exact_ = Cert({"a.wild.test"});
+    shop_ = Cert({"shop.test"});
+  }
+
+  // Base: Gateway infra/web with HTTPS listeners on port_: "any" (no hostname; certificates
+  // default, wildcard, exact), "shop" (shop.test), "wild" (*.wild.test; the wildcard); a route
+  // per listener to upstream a (any, wild) or b (shop).
+  SnapshotBuilder Base() {
+    SnapshotBuilder b;
+    b.Put("certificate.v1", "cert/infra/default", "/Secret/infra/default",
+          Material("default", "sha-default", default_));
+    b.Put("certificate.v1", "cert/infra/wildcard", "/Secret/infra/wildcard",
+          Material("wildcard", "sha-wildcard", wildcard_));
+    b.Put("certificate.v1", "cert/infra/exact", "/Secret/infra/exact",
+          Material("exact", "sha-exact", exact_));
+    b.Put("certificate.v1", "cert/infra/shop", "/Secret/infra/shop",
+          Material("shop", "sha-shop", shop_));
+    b.Put("listener_set.v1", "gateway/infra/web/" + std::to_string(port_.port()), kGatewayOwner,
+          ListenerSetEntry(
+              "infra", "web", "", port_.port(),
+              HttpsListener("any", "",
+                            {{"default", "sha-default"},
+                             {"wildcard", "sha-wildcard"},
+                             {"exact", "sha-exact"}}) +
+                  "," + HttpsListener("shop", "shop.test", {{"shop", "sha-shop"}}) + "," +
+                  HttpsListener("wild", "*.wild.test", {{"wildcard", "sha-wildcard"}})));
+    AddService(&b, "a", a_.port());
+    AddService(&b, "b", b_.port());
+    for (const auto& [listener, backend] : std::vector<std::pair<std::string, std::string>>{
+             {"any", "a"}, {"shop", "b"}, {"wild", "a"}}) {
+      b.Put("route_rules.v1", "httproute/infra/" + listener,
+            "gateway.networking.k8s.io/HTTPRoute/infra/" + listener,
+            RouteEntry(
+                "infra", listener, "infra", "web", listener,
+                {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/" + backend + ":80", 1}}))}));
+    }
+    return b;
+  }
+
+  std::vector<core::SyncNack> Apply(const SnapshotBuilder& b) {
+    std::vector<core::SyncNack> nacks = ApplySnapshot(plane_.get(), b, ++generation_);
+    EXPECT_EQ(plane_->MinWorkerGeneration(), generation_);
+    return nacks;
+  }
+
+  TlsOptions Sni(std::string name) {
+    TlsOptions o;
+    o.sni = std::move(name);
+    return o;
+  }
+
+  ReservedPort port_;
+  TestUpstream a_{"a"};
+  TestUpstream b_{"b"};
+  std::unique_ptr<DataPlane> plane_;
+  uint64_t generation_ = 0;
+  sdk::testing::TestCertificate default_, wildcard_, exact_, shop_;
+};
+
+TEST_F(TlsTest, SniSelectsTheListenerThenExactWildcardOrDefaultCertificate) {
+  ASSERT_TRUE(Apply(Base()).empty());
+  struct Want {
+    std::string sni, certificate;
+  };
+  for (const Want& want : std::vector<Want>{{"shop.test", "shop.test"},
+                                            {"a.wild.test", "*.wild.test"},  // listener "wild"
+                                            {"b.wild.test", "*.wild.test"},
+                                            {"other.test", "default.test"}}) {
+    TlsTestClient client(port_.port(), Sni(want.sni));
+    ASSERT_TRUE(client.ok()) << want.sni << ": " << client.handshake_error();
+    EXPECT_EQ(client.PeerDnsName(), want.certificate) << want.sni;
+    EXPECT_EQ(client.Version(), "TLSv1.3");
+  }
+  // Routed over TLS; the upstream learns the scheme.
+  TlsTestClient client(port_.port(), Sni("shop.test"));
+  TlsResponse r = client.Get("/x", "shop.test");
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_THAT(r.body, HasSubstr("upstream=b target=/x"));
+  EXPECT_EQ(b_.last().headers["x-forwarded-proto"], "https");
+  // Keep-alive: a second request on the same session.
+  r = client.Get("/y", "shop.test");
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_THAT(r.body, HasSubstr("target=/y"));
+}
+
+TEST_F(TlsTest, ExactSanWinsWithinTheCatchAllListener) {
+  // Without the "wild" listener, a.wild.test lands on "any": exact SAN before wildcard SAN.
+  SnapshotBuilder b = Base();
+  b.Put("listener_set.v1", "gateway/infra/web/" + std::to_string(port_.port()), kGatewayOwner,
+        ListenerSetEntry("infra", "web", "", port_.port(),
+                         HttpsListener("any", "",
+                                       {{"default", "sha-default"},
+                                        {"wildcard", "sha-wildcard"},
+                                        {"exact", "sha-exact"}})));
+  Apply(b);
+  TlsTestClient exact(port_.port(), Sni("a.wild.test"));
+  ASSERT_TRUE(exact.ok()) << exact.handshake_error();
+  EXPECT_EQ(exact.PeerDnsName(), "a.wild.test");
+  TlsTestClient wildcard(port_.port(), Sni("c.wild.test"));
+  EXPECT_EQ(wildcard.PeerDnsName(), "*.wild.test");
+  // One label only: x.c.wild.test is not covered, the listener's default answers.
+  TlsTestClient deeper(port_.port(), Sni("x.c.wild.test"));
+  EXPECT_EQ(deeper.PeerDnsName(), "default.test");
+}
+
+TEST_F(TlsTest, RefusesTls11AndHandshakesWithoutSniOnlyWhenOneCertificate) {
+  ASSERT_TRUE(Apply(Base()).empty());
+  TlsOptions old = Sni("shop.test");
+  old.max_version = TLS1_1_VERSION;
+  TlsTestClient refused(port_.port(), old);
+  EXPECT_FALSE(refused.ok());
+  TlsOptions v12 = Sni("shop.test");
+  v12.max_version = TLS1_2_VERSION;
+  TlsTestClient tls12(port_.port(), v12);
+  ASSERT_TRUE(tls12.ok()) << tls12.handshake_error();
+  EXPECT_EQ(tls12.Version(), "TLSv1.2");
+
+  // Four certificates on the port: no SNI, no handshake (and the failure is counted).
+  const uint64_t failures = plane_->Stats().tls_failures;
+  TlsTestClient anonymous(port_.port(), TlsOptions{});
+  EXPECT_FALSE(anonymous.ok());
+  EXPECT_TRUE(WaitFor([&] { return plane_->Stats().tls_failures > failures; }));
+
+  // One certificate: no SNI is fine.
+  SnapshotBuilder b = Base();
+  b.Put("listener_set.v1", "gateway/infra/web/" + std::to_string(port_.port()), kGatewayOwner,
+        ListenerSetEntry("infra", "web", "", port_.port(),
+                         HttpsListener("any", "", {{"default", "sha-default"}})));
+  Apply(b);
+  TlsTestClient single(port_.port(), TlsOptions{});
+  ASSERT_TRUE(single.ok()) << single.handshake_error();
+  EXPECT_EQ(single.PeerDnsName(), "default.test");
+}
+
+TEST_F(TlsTest, HostOfAnotherListenerThanTheSniIsMisdirected) {
+  ASSERT_TRUE(Apply(Base()).empty());
+  TlsTestClient client(port_.port(), Sni("shop.test"));
+  ASSERT_TRUE(client.ok()) << client.handshake_error();
+  EXPECT_EQ(client.Get("/", "a.wild.test").status, 421);
+  EXPECT_EQ(client.Get("/", "unknown.test").status, 421);   // the catch-all is another listener
+  EXPECT_EQ(client.Get("/", "SHOP.test:443").status, 200);  // same listener, any case and port
+  TlsTestClient any(port_.port(), Sni("unknown.test"));
+  EXPECT_EQ(any.Get("/", "other.test").status, 200);  // both select the catch-all
+  EXPECT_EQ(any.Get("/", "shop.test").status, 421);
+}
+
+TEST_F(TlsTest, ResumesSessionsWithTicketsAndOffersOnlyHttp11) {
+  ASSERT_TRUE(Apply(Base()).empty());
+  for (int max : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    TlsOptions options = Sni("shop.test");
+    options.max_version = max;
+    options.alpn = "http/1.1";
+    TlsTestClient first(port_.port(), options);
+    ASSERT_TRUE(first.ok()) << first.handshake_error();
+    EXPECT_EQ(first.Alpn(), "http/1.1");
+    ASSERT_EQ(first.Get("/", "shop.test").status, 200);  // TLS 1.3 tickets come after
+    options.resume = first.Session();
+    TlsTestClient second(port_.port(), options);
+    ASSERT_TRUE(second.ok()) << second.handshake_error();
+    EXPECT_TRUE(second.Resumed()) << "max version " << max;
+    EXPECT_EQ(second.Get("/", "shop.test").status, 200);
+  }
+  TlsOptions h2 = Sni("shop.test");
+  h2.alpn = "h2";
+  TlsTestClient only_h2(port_.port(), h2);
+  ASSERT_TRUE(only_h2.ok()) << only_h2.handshake_error();
+  EXPECT_EQ(only_h2.Alpn(), "");  // no HTTP/2 yet: no ALPN answer, the client speaks 1.1
+}
+
+TEST_F(TlsTest, RotatedCertificateServesNewConnectionsAndLeavesOpenOnesAlone) {
+  ASSERT_TRUE(Apply(Base()).empty());
+  TlsTestClient before(port_.port(), Sni("shop.test"));
+  ASSERT_TRUE(before.ok());
+  ASSERT_EQ(before.Get("/", "shop.test").status, 200);
+  EXPECT_EQ(before.PeerFingerprint(), Fingerprint(shop_.cert_pem));
+
+  sdk::testing::TestCertificate rotated = Cert({"shop.test", "www.shop.test"});
+  SnapshotBuilder b = Base();
+  b.Put("certificate.v1", "cert/infra/shop", "/Secret/infra/shop",
+        Material("shop", "sha-shop-2", rotated));
+  b.Put("listener_set.v1", "gateway/infra/web/" + std::to_string(port_.port()), kGatewayOwner,
+        ListenerSetEntry("infra", "web", "", port_.port(),
+                         HttpsListener("any", "", {{"default", "sha-default"}}) + "," +
+                             HttpsListener("shop", "shop.test", {{"shop", "sha-shop-2"}})));
+  ASSERT_TRUE(Apply(b).empty());
+  TlsTestClient after(port_.port(), Sni("shop.test"));
+  ASSERT_TRUE(after.ok()) << after.handshake_error();
+  EXPECT_EQ(after.PeerFingerprint(), Fingerprint(rotated.cert_pem));
+  EXPECT_EQ(after.Get("/", "shop.test").status, 200);
+  // The connection opened before the rotation still works.
+  EXPECT_EQ(before.Get("/again", "shop.test").status, 200);
+  EXPECT_EQ(before.PeerFingerprint(), Fingerprint(shop_.cert_pem));
+}
+
+TEST_F(TlsTest, LargeBodiesCrossTlsInRecords) {
+  ASSERT_TRUE(Apply(Base()).empty());
+  TlsTestClient client(port_.port(), Sni("shop.test"));
+  TlsResponse r = client.Get("/big/1048576", "shop.test");
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.body.size(), 1048576u);
+  EXPECT_EQ(r.body.find_first_not_of('x'), std::string::npos);
+}
+
+TEST_F(TlsTest, ListenersTheGatewayCannotServeAreNackedWithTheReason) {
+  SnapshotBuilder b;
+  b.Put("listener_set.v1", "gateway/infra/tcp/9", "gateway.networking.k8s.io/Gateway/infra/tcp",
+        ListenerSetEntry("infra", "tcp", "", port_.port(),
+                         R"({"name":"raw","protocol":"TLS","routeKinds":[]})"));
+  ReservedPort other;
+  b.Put("listener_set.v1", "gateway/infra/nocert/1",
+        "gateway.networking.k8s.io/Gateway/infra/nocert",
+        ListenerSetEntry("infra", "nocert", "", other.port(),
+                         HttpsListener("https", "", {{"missing", "sha-missing"}})));
+  std::vector<core::SyncNack> nacks = Apply(b);
+  ASSERT_EQ(nacks.size(), 2u);
+  std::map<std::string, std::string> why;
+  for (const auto& n : nacks) why[n.key.ToString()] = n.reason;
+  EXPECT_THAT(why["gateway.networking.k8s.io/Gateway/infra/tcp"],
+              HasSubstr("listener protocol TLS on 127.0.0.1:" + std::to_string(port_.port()) +
+                        " is not implemented"));
+  EXPECT_THAT(why["gateway.networking.k8s.io/Gateway/infra/nocert"],
+              HasSubstr("no certificate of the HTTPS listeners"));
+  EXPECT_TRUE(plane_->Listeners().empty());
+}
+
+}  // namespace
+}  // namespace portico::gateway::server

@@ -1,0 +1,72 @@
+// tls_transport.h: TlsTransport, TLS (OpenSSL 3) over a connection's PlainTransport: the server
+// side of a handshake whose certificate the listener set's core::tls::ServerTlsSet selects by SNI
+// (during the first Read), then records both ways. Non-blocking like every Transport: OpenSSL's
+// WANT_READ / WANT_WRITE become kAgain, and when a read waits for writability (or a write for
+// readability) the transport says so, so the connection retries on the other edge.
+//
+// Writes: the pieces are encrypted in chunks of at most kChunk bytes (one TLS record each,
+// copied into one per-thread buffer when a chunk spans pieces, so a response head and its body
+// share a record); OpenSSL keeps a record that the socket did not take and the connection
+// offers the same bytes again, which is what SSL_write's retry rule needs (a retry may be longer,
+// never shorter: chunks only grow as more bytes wait).
+//
+// Thread-safety: none; one connection on one worker. Ownership: owns its SSL (freed in Close or
+// the destructor) and a reference to the ServerTlsSet its handshake selects from; the
+// PlainTransport (the socket) belongs to the connection and must outlive this transport.
+#ifndef PORTICO_GATEWAY_SERVER_TLS_TRANSPORT_H_
+#define PORTICO_GATEWAY_SERVER_TLS_TRANSPORT_H_
+
+#include <openssl/ssl.h>
+
+#include <memory>
+#include <string>
+
+#include "core/runtime/tls/tls_table.h"
+#include "gateway/server/transport.h"
+
+namespace portico::gateway::server {
+
+class TlsTransport final : public Transport {
+ public:
+  static constexpr size_t kChunk = 16384;  // TLS's maximum record payload
+
+  // Create returns nullptr when OpenSSL cannot make a session (out of memory).
+  static std::unique_ptr<TlsTransport> Create(PlainTransport* socket,
+                                              std::shared_ptr<const core::tls::ServerTlsSet> set);
+  TlsTransport(const TlsTransport&) = delete;
+  TlsTransport& operator=(const TlsTransport&) = delete;
+  ~TlsTransport() override { Close(); }
+
+  int fd() const override { return socket_->fd(); }
+  IoResult Read(char* data, size_t size) override;
+  IoResult Write(const iovec* pieces, int count) override;
+  // ShutdownWrite sends close_notify (after a completed handshake), then ends the TCP write side.
+  void ShutdownWrite() override;
+  void Close() override;
+
+  bool ShortReadDrains() const override { return false; }
+  bool ReadWaitsForWritable() const override { return read_waits_for_writable_; }
+  bool WriteWaitsForReadable() const override { return write_waits_for_readable_; }
+  bool secure() const override { return true; }
+  std::string_view server_name() const override;
+
+  // failure is why the session failed ("" while it has not), for the connection's log.
+  const std::string& failure() const { return failure_; }
+
+ private:
+  TlsTransport(PlainTransport* socket, SSL* ssl, std::shared_ptr<const core::tls::ServerTlsSet> set)
+      : socket_(socket), ssl_(ssl), set_(std::move(set)) {}
+  // Failed maps an SSL_get_error code to an IoResult, recording the reason of a failure.
+  IoResult Failed(int code, bool reading);
+
+  PlainTransport* socket_;
+  SSL* ssl_;
+  std::shared_ptr<const core::tls::ServerTlsSet> set_;
+  bool read_waits_for_writable_ = false;
+  bool write_waits_for_readable_ = false;
+  std::string failure_;
+};
+
+}  // namespace portico::gateway::server
+
+#endif  // PORTICO_GATEWAY_SERVER_TLS_TRANSPORT_H_
