@@ -1,34 +1,13 @@
 // request_parser.cc: see request_parser.h.
 #include "gateway/http/request_parser.h"
 
+#include "gateway/http/authority.h"
 #include "gateway/http/scan.h"
 
-#include <array>
 #include <cstring>
 
 namespace portico::gateway::http {
 namespace {
-
-// Authority (Host) bytes: unreserved, sub-delims, ':', '%', '[', ']' (RFC 3986 §3.2); no
-// userinfo ('@').
-constexpr std::array<bool, 256> MakeAuthorityTable() {
-  std::array<bool, 256> table{};
-  for (int c = '0'; c <= '9'; ++c) table[c] = true;
-  for (int c = 'a'; c <= 'z'; ++c) table[c] = true;
-  for (int c = 'A'; c <= 'Z'; ++c) table[c] = true;
-  for (char c : std::string_view("-._~!$&'()*+,;=:%[]"))
-    table[static_cast<unsigned char>(c)] = true;
-  return table;
-}
-
-constexpr std::array<bool, 256> kAuthorityTable = MakeAuthorityTable();
-
-bool IsAuthority(std::string_view text) {
-  for (char c : text) {
-    if (!kAuthorityTable[static_cast<unsigned char>(c)]) return false;
-  }
-  return true;
-}
 
 Method IdentifyMethod(std::string_view method) {
   switch (method.size()) {
@@ -252,7 +231,7 @@ ParseResult RequestParser::ParseTarget() {
     size_t authority_end = rest.find_first_of("/?");
     if (authority_end == std::string_view::npos) authority_end = rest.size();
     std::string_view authority = rest.substr(0, authority_end);
-    if (authority.empty() || !IsAuthority(authority)) return Fail(400, "invalid_target");
+    if (!IsValidHostPort(authority)) return Fail(400, "invalid_target");
     head_.target_form = TargetForm::kAbsolute;
     head_.scheme = scheme;
     head_.authority = authority;
@@ -292,7 +271,8 @@ ParseResult RequestParser::Finish() {
       case 4:
         if (TokenEquals(name, "host")) {
           ++host_count;
-          if (!IsAuthority(value)) return Fail(400, "invalid_host");
+          // Empty is what a client sends for a target URI without authority (RFC 9112 §3.2).
+          if (!value.empty() && !IsValidHostPort(value)) return Fail(400, "invalid_host");
           head_.host = value;
         }
         break;

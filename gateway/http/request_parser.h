@@ -14,16 +14,18 @@
 // Strictness (each a 400 with the reason in HttpError unless stated): every line ends in CRLF
 // (a bare LF or a bare CR is rejected, not tolerated); leading empty lines before the request
 // line are skipped (RFC 9112 §2.2); method is a token; exactly one SP between the three parts;
-// request-target is origin-form ("/..."), absolute-form ("http://" or "https://" authority,
-// path, query; Host is then taken from it), or "*" for OPTIONS only; a target byte outside
-// 0x21-0x7E (CTL, SP, DEL, raw UTF-8) or '#' is rejected, while '"', '<', '>', '\', '^', '`',
-// '{', '|', '}' (outside RFC 3986, but sent raw in queries by real clients and harmless to
-// framing) pass, as in nginx; CONNECT (authority-form) is answered 501 "connect_not_supported"
-// (the gateway is not a forward proxy); the version is exactly HTTP/1.1 or HTTP/1.0, another
-// well-formed HTTP/x.y is 505; field lines follow ParseFieldLine (no obs-fold, no whitespace
-// before the colon, no CTL in values); HTTP/1.1 needs exactly one Host and HTTP/1.0 at most one,
-// whose value has only authority characters; Content-Length is one field of 1*DIGIT <= 2^63-1
-// (a second one, equal or not, and a list like "5, 5" are rejected); Transfer-Encoding with
+// request-target is origin-form ("/..."), absolute-form ("http://" or "https://", an authority
+// IsValidHostPort accepts, so no userinfo, then path and query; Host is then taken from it), or
+// "*" for OPTIONS only; a target byte outside 0x21-0x7E (CTL, SP, DEL, raw UTF-8) or '#' is
+// rejected, while '"', '<', '>', '\', '^', '`', '{', '|', '}' (outside RFC 3986, but sent raw in
+// queries by real clients and harmless to framing) pass, as in nginx; CONNECT (authority-form) is
+// answered 501 "connect_not_supported" (the gateway is not a forward proxy); the version is
+// exactly HTTP/1.1 or HTTP/1.0, another well-formed HTTP/x.y is 505; field lines follow
+// ParseFieldLine (no obs-fold, no whitespace before the colon, no CTL in values); HTTP/1.1 needs
+// exactly one Host and HTTP/1.0 at most one, whose value is empty or, by the grammar, uri-host
+// [":" port] (IsValidHostPort: a port of digits up to 65535, brackets only around an IP literal,
+// valid '%' escapes, no userinfo); Content-Length is one field of 1*DIGIT <= 2^63-1 (a second
+// one, equal or not, and a list like "5, 5" are rejected); Transfer-Encoding with
 // Content-Length, in an HTTP/1.0 request, not ending in chunked, or with chunked twice is
 // rejected; a chunked request with another coding before it (gzip, unknown) is 501, as nginx
 // does; an Expect other than 100-continue is 417. Limits (HeadLimits): a request line longer

@@ -193,6 +193,25 @@ TEST(RequestParserTest, AbsoluteFormTakesHostFromTarget) {
   EXPECT_EQ(parser.head().path, "/");
 }
 
+TEST(RequestParserTest, HostByTheGrammar) {
+  for (std::string_view host : {"a.test", "a.test:80", "a.test:", "[::1]:8080", "[v1.x]",
+                                "127.0.0.1", "%41.test", "!$&'()*+,;=:1"}) {
+    RequestParser parser;
+    const std::string request = "GET / HTTP/1.1\r\nHost: " + std::string(host) + "\r\n\r\n";
+    ASSERT_EQ(parser.Parse(request), ParseResult::kComplete)
+        << host << ": " << parser.error().reason;
+    EXPECT_EQ(parser.head().host, host);
+  }
+  // An empty Host is what a client sends for a target without authority (RFC 9112 §3.2).
+  RequestParser parser;
+  ASSERT_EQ(parser.Parse("GET / HTTP/1.1\r\nHost:\r\n\r\n"), ParseResult::kComplete);
+  EXPECT_EQ(parser.head().host, "");
+  parser.Reset();
+  ASSERT_EQ(parser.Parse("GET http://[v1.x]:/a HTTP/1.1\r\nHost: [::1]\r\n\r\n"),
+            ParseResult::kComplete);
+  EXPECT_EQ(parser.head().host, "[v1.x]:");
+}
+
 TEST(RequestParserTest, TargetAcceptsUnwiseButHarmlessBytes) {
   RequestParser parser;
   ASSERT_EQ(parser.Parse("GET /a/%7E/b?q={\"x\"}|<y>^`\\&z=1 HTTP/1.1\r\nHost: h\r\n\r\n"),
@@ -490,6 +509,30 @@ std::vector<RejectCase> RejectCases() {
       {"HostWithSpace", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400, "invalid_host"},
       {"HostWithSlash", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400, "invalid_host"},
       {"HostWithUserinfo", "GET / HTTP/1.1\r\nHost: u@a\r\n\r\n", 400, "invalid_host"},
+      {"HostPortNotDigits", "GET / HTTP/1.1\r\nHost: a.test:80x\r\n\r\n", 400, "invalid_host"},
+      {"HostPortNegative", "GET / HTTP/1.1\r\nHost: a.test:-1\r\n\r\n", 400, "invalid_host"},
+      {"HostPortTooLarge", "GET / HTTP/1.1\r\nHost: a.test:99999\r\n\r\n", 400, "invalid_host"},
+      {"HostIpv6Unbracketed", "GET / HTTP/1.1\r\nHost: ::1\r\n\r\n", 400, "invalid_host"},
+      {"HostIpv6Unclosed", "GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", 400, "invalid_host"},
+      {"HostIpv6ZoneId", "GET / HTTP/1.1\r\nHost: [fe80::1%25eth0]\r\n\r\n", 400, "invalid_host"},
+      {"HostBracketsInName", "GET / HTTP/1.1\r\nHost: a[b]\r\n\r\n", 400, "invalid_host"},
+      {"HostShortEscape", "GET / HTTP/1.1\r\nHost: %4\r\n\r\n", 400, "invalid_host"},
+      {"HostBadEscape", "GET / HTTP/1.1\r\nHost: %zz\r\n\r\n", 400, "invalid_host"},
+      {"HostOnlyPort", "GET / HTTP/1.1\r\nHost: :80\r\n\r\n", 400, "invalid_host"},
+      {"HostInvalidWithAbsoluteForm", "GET http://a.test/ HTTP/1.1\r\nHost: a.test:80x\r\n\r\n",
+       400, "invalid_host"},
+      {"AbsoluteFormPortNotDigits", "GET http://a.test:80x/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 400,
+       "invalid_target"},
+      {"AbsoluteFormPortTooLarge", "GET http://a.test:65536 HTTP/1.1\r\nHost: a.test\r\n\r\n", 400,
+       "invalid_target"},
+      {"AbsoluteFormEmptyHost", "GET http://:80/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 400,
+       "invalid_target"},
+      {"AbsoluteFormBadIpv6", "GET http://[::g]/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 400,
+       "invalid_target"},
+      {"AbsoluteFormBadEscape", "GET http://%zz/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 400,
+       "invalid_target"},
+      {"AbsoluteFormUserinfoBeforePort", "GET http://u:p@a.test:80/ HTTP/1.1\r\nHost: a\r\n\r\n",
+       400, "invalid_target"},
       // Expect.
       {"UnknownExpectation", Req("Expect: 200-ok\r\n"), 417, "unsupported_expectation"},
   };

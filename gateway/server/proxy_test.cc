@@ -586,10 +586,11 @@ TEST_F(ProxyTest, MalformedRequestsGet400AndNothingIsForwarded) {
       "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
       "0\r\n\r\n",
       "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, identity\r\n\r\nabc",
-      "GET / HTTP/1.1\r\nHost : h\r\n\r\n",       // space before :
-      "GET / HTTP/1.1\nHost: h\n\n",              // bare LF
-      "GET / HTTP/1.1\r\nHost: h\rX: y\r\n\r\n",  // bare CR
-      "GET / HTTP/1.1\r\n\r\n",                   // no Host
+      "GET / HTTP/1.1\r\nHost : h\r\n\r\n",          // space before :
+      "GET / HTTP/1.1\nHost: h\n\n",                 // bare LF
+      "GET / HTTP/1.1\r\nHost: h\rX: y\r\n\r\n",     // bare CR
+      "GET / HTTP/1.1\r\n\r\n",                      // no Host
+      "GET / HTTP/1.1\r\nHost: a.test:80x\r\n\r\n",  // Host not uri-host [":" port]
       "GET /a b HTTP/1.1\r\nHost: h\r\n\r\n",
       "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",  // TLS
   };
