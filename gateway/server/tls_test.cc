@@ -299,5 +299,91 @@ TEST_F(TlsTest, ListenersTheGatewayCannotServeAreNackedWithTheReason) {
   EXPECT_TRUE(plane_->Listeners().empty());
 }
 
+// ValidatedBase: Base with the port checking client certificates against `ca` in `mode`.
+std::string WithValidation(const std::string& entry, const std::string& mode,
+                           const std::string& ca_sha) {
+  std::string out = entry;
+  out.insert(
+      out.size() - 1,
+      R"(,"frontendValidation":{"mode":")" + mode +
+          R"(","caCertificates":[{"ref":{"kind":"ConfigMap","namespace":"infra","name":"ca"},"sha256":")" +
+          ca_sha + R"("}]})");
+  return out;
+}
+
+std::string CaMaterial(const std::string& sha, const std::string& pem) {
+  return R"({"entry":"ca","configMapRef":{"namespace":"infra","name":"ca"},"sha256":")" + sha +
+         R"(","caPem":")" + Escape(pem) + R"("})";
+}
+
+TEST_F(TlsTest, ClientCertificatesAreRequiredOrFallBackInsecurely) {
+  sdk::testing::TestCertificate client = Cert({"client.test"});
+  sdk::testing::TestCertificate stranger = Cert({"stranger.test"});
+  // A session from before the port checked clients must not resume past the check.
+  ASSERT_TRUE(Apply(Base()).empty());
+  std::shared_ptr<SSL_SESSION> unchecked;
+  {
+    TlsTestClient before(port_.port(), Sni("shop.test"));
+    ASSERT_EQ(before.Get("/", "shop.test").status, 200);
+    unchecked = before.Session();
+  }
+  for (const std::string mode : {"AllowValidOnly", "AllowInsecureFallback"}) {
+    SCOPED_TRACE(mode);
+    SnapshotBuilder b = Base();
+    b.Put("certificate.v1", "ca/configmap/infra/ca", "/ConfigMap/infra/ca",
+          CaMaterial("sha-ca", client.cert_pem));
+    b.Put(
+        "listener_set.v1", "gateway/infra/web/" + std::to_string(port_.port()), kGatewayOwner,
+        WithValidation(ListenerSetEntry("infra", "web", "", port_.port(),
+                                        HttpsListener("shop", "shop.test", {{"shop", "sha-shop"}})),
+                       mode, "sha-ca"));
+    ASSERT_TRUE(Apply(b).empty());
+    const bool strict = mode == "AllowValidOnly";
+
+    TlsOptions good = Sni("shop.test");
+    good.client_cert_pem = client.cert_pem;
+    good.client_key_pem = client.key_pem;
+    TlsTestClient trusted(port_.port(), good);
+    ASSERT_TRUE(trusted.ok()) << trusted.handshake_error();
+    EXPECT_EQ(trusted.Get("/", "shop.test").status, 200);
+    EXPECT_TRUE(trusted.CertificateRequested());
+
+    TlsOptions wrong = Sni("shop.test");
+    wrong.client_cert_pem = stranger.cert_pem;
+    wrong.client_key_pem = stranger.key_pem;
+    TlsTestClient untrusted(port_.port(), wrong);
+    // TLS 1.3: the client finishes first; the server's verdict arrives with the first read.
+    EXPECT_EQ(untrusted.ok() && untrusted.Get("/", "shop.test").status == 200, !strict);
+
+    TlsTestClient anonymous(port_.port(), Sni("shop.test"));
+    EXPECT_EQ(anonymous.ok() && anonymous.Get("/", "shop.test").status == 200, !strict);
+    EXPECT_TRUE(anonymous.CertificateRequested());
+
+    TlsOptions resume = Sni("shop.test");
+    resume.resume = unchecked;
+    TlsTestClient resumed(port_.port(), resume);
+    EXPECT_FALSE(resumed.Resumed());
+    EXPECT_EQ(resumed.ok() && resumed.Get("/", "shop.test").status == 200, !strict);
+  }
+  // Without validation no certificate is asked for.
+  ASSERT_TRUE(Apply(Base()).empty());
+  TlsTestClient plain(port_.port(), Sni("shop.test"));
+  EXPECT_EQ(plain.Get("/", "shop.test").status, 200);
+  EXPECT_FALSE(plain.CertificateRequested());
+}
+
+TEST_F(TlsTest, ValidationWhoseCaHasNotArrivedNacksTheGateway) {
+  SnapshotBuilder b = Base();
+  b.Put("listener_set.v1", "gateway/infra/web/" + std::to_string(port_.port()), kGatewayOwner,
+        WithValidation(ListenerSetEntry("infra", "web", "", port_.port(),
+                                        HttpsListener("shop", "shop.test", {{"shop", "sha-shop"}})),
+                       "AllowValidOnly", "sha-absent"));
+  std::vector<core::SyncNack> nacks = Apply(b);
+  ASSERT_EQ(nacks.size(), 1u);
+  EXPECT_EQ(nacks[0].key.ToString(), kGatewayOwner);
+  EXPECT_THAT(nacks[0].reason,
+              HasSubstr("ConfigMap infra/ca (sha256 sha-absent) have not reached"));
+}
+
 }  // namespace
 }  // namespace portico::gateway::server

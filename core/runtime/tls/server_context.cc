@@ -48,6 +48,7 @@ int OnServerName(SSL* ssl, int* alert, void*) {
     return SSL_TLSEXT_ERR_ALERT_FATAL;
   }
   if (chosen != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, chosen);
+  selector->Configure(ssl);
   return SSL_TLSEXT_ERR_OK;
 }
 

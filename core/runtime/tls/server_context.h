@@ -37,6 +37,8 @@ class SniSelector {
   // Select returns the SSL_CTX to serve `server_name` ("" without SNI) with, or nullptr (the
   // handshake then fails; the selector has logged why). Called on the handshaking worker.
   virtual SSL_CTX* Select(std::string_view server_name) const = 0;
+  // Configure finishes `ssl` once it serves the selected context (client verification).
+  virtual void Configure(SSL* ssl) const { (void)ssl; }
 };
 
 // AttachSelector makes `selector` (not owned; it must outlive the handshake) choose the

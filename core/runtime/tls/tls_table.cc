@@ -87,12 +87,19 @@ std::shared_ptr<const TlsTable> TlsTable::Build(const RuntimeSnapshot& snapshot,
   std::vector<routing::Refusal> ignored;
   if (refusals == nullptr) refusals = &ignored;
 
-  // Material by sha256.
+  // Material by sha256: key pairs, and CA bundles ("what", PEM).
   std::map<std::string, CertificateMaterial> material;
+  std::map<std::string, std::pair<std::string, std::string>> cas;
   if (const FormatEntries* entries = snapshot.Entries(PORTICO_FORMAT_CERTIFICATE)) {
     for (const auto& [id, entry] : *entries) {
       StatusOr<rapidjson::Document> doc = json::Parse(*entry.json, "certificate.v1 " + id);
-      if (!doc.ok() || json::GetString(*doc, "entry") != "keyPair") continue;
+      if (!doc.ok()) continue;
+      if (json::GetString(*doc, "entry") == "ca") {
+        const std::string sha = json::GetString(*doc, "sha256");
+        if (!sha.empty()) cas.emplace(sha, std::make_pair(id, json::GetString(*doc, "caPem")));
+        continue;
+      }
+      if (json::GetString(*doc, "entry") != "keyPair") continue;
       CertificateMaterial m;
       m.secret = SecretName(*doc);
       m.sha256 = json::GetString(*doc, "sha256");
@@ -124,9 +131,52 @@ std::shared_ptr<const TlsTable> TlsTable::Build(const RuntimeSnapshot& snapshot,
     return *built;
   };
 
+  // Client validations by id (mode and CA digests), shared by the sets asking for the same.
+  std::map<std::string, std::shared_ptr<const ClientValidation>> validations;
+  auto validation_for = [&](const rapidjson::Value& fv, std::string* id,
+                            std::shared_ptr<const ClientValidation>* out) -> Status {
+    const std::string mode = json::GetString(fv, "mode", "AllowValidOnly");
+    if (mode != "AllowValidOnly" && mode != "AllowInsecureFallback") {
+      return InvalidArgumentError("frontendValidation.mode \"" + mode + "\" is unknown");
+    }
+    std::vector<std::pair<std::string, std::string>> bundles;
+    *id = mode;
+    const rapidjson::Value* refs = json::Find(fv, "caCertificates");
+    if (refs == nullptr || !refs->IsArray() || refs->Empty()) {
+      return InvalidArgumentError("frontendValidation.caCertificates: at least one is required");
+    }
+    for (const rapidjson::Value& ref : refs->GetArray()) {
+      const std::string sha = json::GetString(ref, "sha256");
+      const std::string what = json::GetString(ref, "ref.kind") + " " +
+                               json::GetString(ref, "ref.namespace") + "/" +
+                               json::GetString(ref, "ref.name");
+      auto found = cas.find(sha);
+      if (found == cas.end()) {
+        return UnavailableError("the CA certificates of " + what + " (sha256 " + sha +
+                                ") have not reached this gateway");
+      }
+      bundles.emplace_back(what, found->second.second);
+      *id += ":" + sha;
+    }
+    if (auto known = validations.find(*id); known != validations.end()) {
+      *out = known->second;
+      return OkStatus();
+    }
+    StatusOr<std::shared_ptr<const ClientValidation>> built = ClientValidation::Build(
+        mode == "AllowValidOnly" ? ClientValidation::Mode::kRequireValid
+                                 : ClientValidation::Mode::kInsecureFallback,
+        bundles, *id);
+    if (!built.ok()) return built.status();
+    validations.emplace(*id, *built);
+    *out = *built;
+    return OkStatus();
+  };
+
   const FormatEntries* listener_entries = snapshot.Entries(PORTICO_FORMAT_LISTENER_SET);
   if (listener_entries == nullptr) return table;
   std::map<std::pair<std::string, uint16_t>, std::shared_ptr<ServerTlsSet>> sets;
+  // The validation id each set's first HTTPS entry asked for ("" for none), and its owner.
+  std::map<std::pair<std::string, uint16_t>, std::pair<std::string, std::string>> claimed;
   for (const auto& [id, entry] : *listener_entries) {
     StatusOr<rapidjson::Document> doc = json::Parse(*entry.json, "listener_set.v1 " + id);
     if (!doc.ok() || json::GetString(*doc, "entry") != "listeners") continue;  // routing refuses
@@ -140,6 +190,33 @@ std::shared_ptr<const TlsTable> TlsTable::Build(const RuntimeSnapshot& snapshot,
     const std::string gw =
         json::GetString(*gateway, "namespace") + "/" + json::GetString(*gateway, "name");
     const std::string address = json::GetString(*doc, "address");
+    const std::pair<std::string, uint16_t> set_key{address, static_cast<uint16_t>(*port)};
+    std::string validation_id;
+    std::shared_ptr<const ClientValidation> validation;
+    if (const rapidjson::Value* fv = json::Find(*doc, "frontendValidation");
+        fv != nullptr && fv->IsObject()) {
+      Status made = validation_for(*fv, &validation_id, &validation);
+      if (!made.ok()) {
+        refusals->push_back({entry.owner, "client certificate validation of port " +
+                                              std::to_string(*port) + ": " +
+                                              std::string(made.message())});
+        continue;
+      }
+    }
+    bool https = false;
+    for (const rapidjson::Value& l : listeners->GetArray()) {
+      https = https || json::GetString(l, "protocol") == "HTTPS";
+    }
+    if (https) {
+      auto [claim, first] = claimed.emplace(set_key, std::make_pair(validation_id, entry.owner));
+      if (!first && claim->second.first != validation_id) {
+        refusals->push_back({entry.owner, "port " + std::to_string(*port) +
+                                              " asks for other client certificate validation "
+                                              "than " +
+                                              claim->second.second + " on it"});
+        continue;
+      }
+    }
     for (const rapidjson::Value& l : listeners->GetArray()) {
       if (json::GetString(l, "protocol") != "HTTPS") continue;
       const rapidjson::Value* certs = json::FindPath(l, "tls.certificates");
@@ -161,9 +238,10 @@ std::shared_ptr<const TlsTable> TlsTable::Build(const RuntimeSnapshot& snapshot,
         }
       }
       if (contexts.empty()) continue;
-      auto& set = sets[{address, static_cast<uint16_t>(*port)}];
+      auto& set = sets[set_key];
       if (set == nullptr) {
         set = std::make_shared<ServerTlsSet>(routes, address, static_cast<uint16_t>(*port));
+        set->validation_ = validation;
       }
       for (const auto& context : contexts) {
         if (std::find(set->distinct_.begin(), set->distinct_.end(), context) ==

@@ -11,6 +11,11 @@
 // default). A handshake without SNI gets the set's certificate when the set has exactly one;
 // otherwise it fails, as one with a name no listener takes does, and the log says why.
 //
+// Client certificates: a listeners entry's "frontendValidation" (mode, CA certificates by
+// sha256) becomes the set's ClientValidation; CA material that has not reached the gateway, or
+// that does not parse, refuses the entry's owner (a port that must check clients never serves
+// without the check), as does a second entry on the set asking for another validation.
+//
 // Build shares with the previous table every ServerContext whose sha256 it still uses (one SSL
 // context per distinct material, its session cache kept). A certificate a listener names whose
 // material has not reached the gateway is left out with a warning; material OpenSSL refuses (key
@@ -36,6 +41,7 @@
 #include "core/runtime/routing/route_table.h"
 #include "core/runtime/routing/route_types.h"
 #include "core/runtime/runtime_types.h"
+#include "core/runtime/tls/client_validation.h"
 #include "core/runtime/tls/server_context.h"
 
 namespace portico::core::tls {
@@ -52,6 +58,11 @@ class ServerTlsSet final : public SniSelector {
   SSL* NewSession() const;
 
   SSL_CTX* Select(std::string_view server_name) const override;
+  void Configure(SSL* ssl) const override {
+    if (validation_ != nullptr) validation_->Apply(ssl);
+  }
+  // validation is how the set checks client certificates (null: it asks for none).
+  const ClientValidation* validation() const { return validation_.get(); }
   // Choose is Select's decision: the context for `server_name` (lower case), or nullptr with
   // the reason in `why`.
   const ServerContext* Choose(std::string_view server_name, std::string* why) const;
@@ -70,6 +81,7 @@ class ServerTlsSet final : public SniSelector {
   std::map<std::string, std::vector<std::shared_ptr<const ServerContext>>, std::less<>>
       by_listener_;
   std::vector<std::shared_ptr<const ServerContext>> distinct_;
+  std::shared_ptr<const ClientValidation> validation_;
 };
 
 class TlsTable {

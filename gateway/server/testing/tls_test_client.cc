@@ -84,7 +84,30 @@ TlsTestClient::TlsTestClient(uint16_t port, const TlsOptions& options, std::stri
   SSL_CTX_set_max_proto_version(ctx_, options.max_version);
   if (options.min_version < TLS1_2_VERSION) SSL_CTX_set_security_level(ctx_, 0);  // allow 1.0/1.1
   SSL_CTX_set_session_cache_mode(ctx_, SSL_SESS_CACHE_CLIENT);
+  if (!options.client_cert_pem.empty()) {
+    BIO* cert_bio = BIO_new_mem_buf(options.client_cert_pem.data(),
+                                    static_cast<int>(options.client_cert_pem.size()));
+    X509* cert = PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr);
+    BIO_free(cert_bio);
+    BIO* key_bio = BIO_new_mem_buf(options.client_key_pem.data(),
+                                   static_cast<int>(options.client_key_pem.size()));
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
+    BIO_free(key_bio);
+    if (cert != nullptr) SSL_CTX_use_certificate(ctx_, cert);
+    if (key != nullptr) SSL_CTX_use_PrivateKey(ctx_, key);
+    X509_free(cert);
+    EVP_PKEY_free(key);
+  }
+  // Records whether the server sent a CertificateRequest.
+  SSL_CTX_set_msg_callback(
+      ctx_, [](int write_p, int, int content_type, const void* buf, size_t len, SSL* ssl, void*) {
+        if (write_p == 0 && content_type == SSL3_RT_HANDSHAKE && len > 0 &&
+            static_cast<const unsigned char*>(buf)[0] == SSL3_MT_CERTIFICATE_REQUEST) {
+          static_cast<TlsTestClient*>(SSL_get_app_data(ssl))->certificate_requested_ = true;
+        }
+      });
   ssl_ = SSL_new(ctx_);
+  SSL_set_app_data(ssl_, this);
   SSL_set_fd(ssl_, fd_);
   if (!options.sni.empty()) SSL_set_tlsext_host_name(ssl_, options.sni.c_str());
   if (!options.alpn.empty()) {

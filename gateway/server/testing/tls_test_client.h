@@ -24,6 +24,7 @@ struct TlsOptions {
   int max_version = TLS1_3_VERSION;
   std::shared_ptr<SSL_SESSION> resume;  // a session from an earlier client to resume
   std::string alpn;                     // e.g. "h2" to offer only HTTP/2 (wire format built here)
+  std::string client_cert_pem, client_key_pem;  // presented when the server asks ("" = none)
 };
 
 // TlsResponse is one HTTP/1.1 response (Content-Length framing only).
@@ -54,6 +55,8 @@ class TlsTestClient {
   std::string Version() const;  // "TLSv1.3", ...
   bool Resumed() const;
   std::string Alpn() const;
+  // CertificateRequested: the server asked for a client certificate.
+  bool CertificateRequested() const { return certificate_requested_; }
   // Session is the session to resume (read after a request: TLS 1.3 tickets arrive late).
   std::shared_ptr<SSL_SESSION> Session() const;
 
@@ -69,6 +72,7 @@ class TlsTestClient {
   SSL* ssl_ = nullptr;
   std::string error_;
   std::string buffer_;
+  bool certificate_requested_ = false;
 };
 
 }  // namespace portico::gateway::server::testing
