@@ -385,5 +385,92 @@ TEST_F(TlsTest, ValidationWhoseCaHasNotArrivedNacksTheGateway) {
               HasSubstr("ConfigMap infra/ca (sha256 sha-absent) have not reached"));
 }
 
+// Policy is a listener_set.v1 tlsPolicy entry's JSON targeting infra/web (all listeners).
+std::string Policy(const std::string& name, int64_t created_ms, const std::string& hostnames,
+                   const std::string& extra) {
+  return R"({"entry":"tlsPolicy","policy":{"namespace":"infra","name":")" + name +
+         R"("},"createdUnixMs":)" + std::to_string(created_ms) +
+         R"(,"targets":[{"gateway":{"namespace":"infra","name":"web"}}],"hostnames":)" + hostnames +
+         (extra.empty() ? "" : "," + extra) + "}";
+}
+
+TEST_F(TlsTest, TlsPolicySetsCertificateVersionsAndClientChecksForItsHostnames) {
+  sdk::testing::TestCertificate policy_cert = Cert({"shop.test"});
+  sdk::testing::TestCertificate client = Cert({"client.test"});
+  SnapshotBuilder b = Base();
+  b.Put("certificate.v1", "cert/infra/policy", "/Secret/infra/policy",
+        Material("policy", "sha-policy", policy_cert));
+  b.Put("certificate.v1", "ca/infra/client-ca", "/Secret/infra/client-ca",
+        CaMaterial("sha-client-ca", client.cert_pem));
+  // The older policy wins shop.test: its certificate (same level as the listener's exact SAN)
+  // and TLS 1.3 only. The newer one for the same name loses everything.
+  b.Put(
+      "listener_set.v1", "tlspolicy/infra/old", "portico.io/TLSPolicy/infra/old",
+      Policy(
+          "old", 1000, R"(["shop.test"])",
+          R"("certificate":{"secretRef":{"namespace":"infra","name":"policy"},"sha256":"sha-policy"},"minVersion":"TLSv1.3")"));
+  b.Put("listener_set.v1", "tlspolicy/infra/new", "portico.io/TLSPolicy/infra/new",
+        Policy("new", 2000, R"(["shop.test"])", R"("maxVersion":"TLSv1.2")"));
+  // A wildcard policy requires client certificates with an allowed SAN on *.wild.test.
+  b.Put(
+      "listener_set.v1", "tlspolicy/infra/mtls", "portico.io/TLSPolicy/infra/mtls",
+      Policy(
+          "mtls", 3000, R"(["*.wild.test"])",
+          R"("clientCertificate":{"mode":"Require","caCertificates":[{"secretRef":{"namespace":"infra","name":"client-ca"},"sha256":"sha-client-ca"}],"allowedSans":["client.test"]})"));
+  ASSERT_TRUE(Apply(b).empty());
+
+  TlsTestClient shop(port_.port(), Sni("shop.test"));
+  ASSERT_TRUE(shop.ok()) << shop.handshake_error();
+  EXPECT_EQ(shop.PeerFingerprint(), Fingerprint(policy_cert.cert_pem));
+  EXPECT_EQ(shop.Version(), "TLSv1.3");
+  TlsOptions v12 = Sni("shop.test");
+  v12.max_version = TLS1_2_VERSION;
+  TlsTestClient refused(port_.port(), v12);
+  EXPECT_FALSE(refused.ok());
+  // Other names keep the listener's settings: TLS 1.2 is fine there.
+  v12.sni = "other.test";
+  TlsTestClient other(port_.port(), v12);
+  ASSERT_TRUE(other.ok()) << other.handshake_error();
+  EXPECT_EQ(other.PeerDnsName(), "default.test");
+
+  TlsOptions mtls = Sni("a.wild.test");
+  TlsTestClient anonymous(port_.port(), mtls);
+  EXPECT_FALSE(anonymous.ok() && anonymous.Get("/", "a.wild.test").status == 200);
+  EXPECT_TRUE(anonymous.CertificateRequested());
+  mtls.client_cert_pem = client.cert_pem;
+  mtls.client_key_pem = client.key_pem;
+  TlsTestClient allowed(port_.port(), mtls);
+  ASSERT_TRUE(allowed.ok()) << allowed.handshake_error();
+  EXPECT_EQ(allowed.Get("/", "a.wild.test").status, 200);
+
+  // The same CA, but the SAN is not in allowedSans: refused.
+  SnapshotBuilder strict = b;
+  strict.Put(
+      "listener_set.v1", "tlspolicy/infra/mtls", "portico.io/TLSPolicy/infra/mtls",
+      Policy(
+          "mtls", 3000, R"(["*.wild.test"])",
+          R"("clientCertificate":{"mode":"Require","caCertificates":[{"secretRef":{"namespace":"infra","name":"client-ca"},"sha256":"sha-client-ca"}],"allowedSans":["someone-else.test"]})"));
+  ASSERT_TRUE(Apply(strict).empty());
+  TlsTestClient disallowed(port_.port(), mtls);
+  EXPECT_FALSE(disallowed.ok() && disallowed.Get("/", "a.wild.test").status == 200);
+}
+
+TEST_F(TlsTest, TlsPolicyWithUnknownCiphersOrMissingMaterialIsNacked) {
+  SnapshotBuilder b = Base();
+  b.Put("listener_set.v1", "tlspolicy/infra/ciphers", "portico.io/TLSPolicy/infra/ciphers",
+        Policy("ciphers", 1, "[]", R"("ciphers":["ECDHE-RSA-AES128-GCM-SHA256","NOT-A-CIPHER"])"));
+  b.Put(
+      "listener_set.v1", "tlspolicy/infra/cert", "portico.io/TLSPolicy/infra/cert",
+      Policy(
+          "cert", 2, "[]",
+          R"("certificate":{"secretRef":{"namespace":"infra","name":"gone"},"sha256":"sha-gone"})"));
+  std::vector<core::SyncNack> nacks = Apply(b);
+  std::map<std::string, std::string> why;
+  for (const auto& n : nacks) why[n.key.ToString()] = n.reason;
+  ASSERT_EQ(why.size(), 2u);
+  EXPECT_THAT(why["portico.io/TLSPolicy/infra/ciphers"], HasSubstr("no cipher \"NOT-A-CIPHER\""));
+  EXPECT_THAT(why["portico.io/TLSPolicy/infra/cert"], HasSubstr("sha-gone"));
+}
+
 }  // namespace
 }  // namespace portico::gateway::server

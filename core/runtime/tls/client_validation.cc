@@ -4,23 +4,46 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include <string_view>
 
 namespace portico::core::tls {
 
 namespace {
 
+int ValidationIndex() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
 // AcceptAnyway keeps the handshake going whatever the verification found (insecure fallback);
 // SSL_get_verify_result still reports it.
 int AcceptAnyway(int, X509_STORE_CTX*) { return 1; }
+
+// CheckLeaf adds the allowed-SAN check to OpenSSL's verdict, at the leaf.
+int CheckLeaf(int ok, X509_STORE_CTX* store) {
+  if (ok != 1 || X509_STORE_CTX_get_error_depth(store) != 0) return ok;
+  auto* ssl =
+      static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  const auto* self =
+      ssl != nullptr ? static_cast<const ClientValidation*>(SSL_get_ex_data(ssl, ValidationIndex()))
+                     : nullptr;
+  if (self == nullptr || self->AllowsLeaf(X509_STORE_CTX_get_current_cert(store))) return 1;
+  X509_STORE_CTX_set_error(store, X509_V_ERR_SUBJECT_ISSUER_MISMATCH);
+  return 0;
+}
 
 }  // namespace
 
 StatusOr<std::shared_ptr<const ClientValidation>> ClientValidation::Build(
     Mode mode, const std::vector<std::pair<std::string, std::string>>& bundles,
-    const std::string& id) {
+    const std::string& id, int verify_depth, std::vector<std::string> allowed_sans) {
   std::shared_ptr<ClientValidation> out(new ClientValidation());
   out->mode_ = mode;
   out->id_ = id;
+  out->verify_depth_ = verify_depth;
+  out->allowed_sans_ = std::move(allowed_sans);
   out->store_ = X509_STORE_new();
   out->names_ = sk_X509_NAME_new_null();
   if (out->store_ == nullptr || out->names_ == nullptr) {
@@ -53,12 +76,40 @@ ClientValidation::~ClientValidation() {
   sk_X509_NAME_pop_free(names_, X509_NAME_free);
 }
 
-void ClientValidation::Apply(SSL* ssl) const {
-  if (mode_ == Mode::kRequireValid) {
-    SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
-  } else {
-    SSL_set_verify(ssl, SSL_VERIFY_PEER, &AcceptAnyway);
+bool ClientValidation::AllowsLeaf(X509* leaf) const {
+  if (allowed_sans_.empty()) return true;
+  if (leaf == nullptr) return false;
+  auto* names =
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(leaf, NID_subject_alt_name, nullptr, nullptr));
+  bool found = false;
+  for (int i = 0; names != nullptr && i < sk_GENERAL_NAME_num(names) && !found; ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+    const ASN1_IA5STRING* text = name->type == GEN_DNS   ? name->d.dNSName
+                                 : name->type == GEN_URI ? name->d.uniformResourceIdentifier
+                                                         : nullptr;
+    if (text == nullptr) continue;
+    std::string_view value(reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
+                           static_cast<size_t>(ASN1_STRING_length(text)));
+    for (const std::string& allowed : allowed_sans_) found = found || allowed == value;
   }
+  GENERAL_NAMES_free(names);
+  return found;
+}
+
+void ClientValidation::Apply(SSL* ssl) const {
+  SSL_set_ex_data(ssl, ValidationIndex(), const_cast<ClientValidation*>(this));
+  switch (mode_) {
+    case Mode::kRequireValid:
+      SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, &CheckLeaf);
+      break;
+    case Mode::kOptionalValid:
+      SSL_set_verify(ssl, SSL_VERIFY_PEER, &CheckLeaf);
+      break;
+    case Mode::kInsecureFallback:
+      SSL_set_verify(ssl, SSL_VERIFY_PEER, &AcceptAnyway);
+      break;
+  }
+  if (verify_depth_ > 0) SSL_set_verify_depth(ssl, verify_depth_);
   SSL_set1_verify_cert_store(ssl, store_);
   SSL_set_client_CA_list(ssl, SSL_dup_CA_list(names_));
   SSL_set_session_id_context(ssl, sid_, sizeof(sid_));

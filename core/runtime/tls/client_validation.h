@@ -4,7 +4,11 @@
 //  - kRequireValid (AllowValidOnly): the handshake fails without a certificate that chains to
 //    one of the CAs;
 //  - kInsecureFallback (AllowInsecureFallback): a certificate is asked for, verified when sent,
-//    and the handshake goes on whatever the outcome (the result is kept for filters and logs).
+//    and the handshake goes on whatever the outcome (the result is kept for filters and logs);
+//  - kOptionalValid (TLSPolicy clientCertificate.mode Optional): asked for; a client without one
+//    goes on, one whose certificate does not verify is refused.
+// TLSPolicy adds a verify depth and allowed SANs (the leaf must carry one of the DNS or URI
+// names; checked in the verify callback, so it holds in every mode but the insecure fallback).
 // Apply runs on each handshake after the SNI picked the certificate (OpenSSL's SSL_set_SSL_CTX
 // does not carry verification over): verify mode, trust store, the CA names sent in the
 // CertificateRequest, and a session id context of its own, so a session resumed on another
@@ -27,14 +31,14 @@ namespace portico::core::tls {
 
 class ClientValidation {
  public:
-  enum class Mode { kRequireValid, kInsecureFallback };
+  enum class Mode { kRequireValid, kInsecureFallback, kOptionalValid };
 
   // Build parses each PEM bundle (one or more certificates). `id` distinguishes this
   // configuration (sessions are bound to it). INVALID_ARGUMENT naming `what` for a bundle without
   // a certificate.
   static StatusOr<std::shared_ptr<const ClientValidation>> Build(
       Mode mode, const std::vector<std::pair<std::string, std::string>>& bundles,  // (what, pem)
-      const std::string& id);
+      const std::string& id, int verify_depth = 0, std::vector<std::string> allowed_sans = {});
 
   ClientValidation(const ClientValidation&) = delete;
   ClientValidation& operator=(const ClientValidation&) = delete;
@@ -43,6 +47,8 @@ class ClientValidation {
   // Apply configures `ssl` (a server SSL in its handshake) to check client certificates.
   void Apply(SSL* ssl) const;
   Mode mode() const { return mode_; }
+  // AllowsLeaf: the allowed SANs are empty or `leaf` carries one of them.
+  bool AllowsLeaf(X509* leaf) const;
   const std::string& id() const { return id_; }
 
  private:
@@ -50,6 +56,8 @@ class ClientValidation {
 
   Mode mode_ = Mode::kRequireValid;
   std::string id_;
+  int verify_depth_ = 0;  // 0: OpenSSL's default
+  std::vector<std::string> allowed_sans_;
   X509_STORE* store_ = nullptr;
   STACK_OF(X509_NAME) * names_ = nullptr;
   unsigned char sid_[32] = {};

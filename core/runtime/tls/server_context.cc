@@ -38,23 +38,47 @@ std::string OpenSslError() {
   return out.empty() ? "unknown OpenSSL error" : out;
 }
 
-int OnServerName(SSL* ssl, int* alert, void*) {
-  const auto* selector = static_cast<const SniSelector*>(SSL_get_ex_data(ssl, SelectorIndex()));
-  if (selector == nullptr) return SSL_TLSEXT_ERR_ALERT_FATAL;
-  const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
-  SSL_CTX* chosen = selector->Select(name != nullptr ? std::string_view(name) : std::string_view());
-  if (chosen == nullptr) {
-    *alert = SSL_AD_UNRECOGNIZED_NAME;
-    return SSL_TLSEXT_ERR_ALERT_FATAL;
-  }
-  if (chosen != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, chosen);
-  selector->Configure(ssl);
-  return SSL_TLSEXT_ERR_OK;
+const SniSelector* SelectorOf(SSL* ssl) {
+  return static_cast<const SniSelector*>(SSL_get_ex_data(ssl, SelectorIndex()));
 }
 
-// OnAlpn picks http/1.1 when offered; a client offering only h2 gets no ALPN answer.
-int OnAlpn(SSL*, const unsigned char** out, unsigned char* out_len, const unsigned char* in,
+// ServerName reads the host_name of a ClientHello's server_name extension (RFC 6066 §3); false
+// when the extension is malformed.
+bool ServerName(SSL* ssl, std::string_view* name) {
+  const unsigned char* p = nullptr;
+  size_t length = 0;
+  *name = {};
+  if (SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &p, &length) != 1) return true;
+  if (length < 5) return false;
+  const size_t list = (static_cast<size_t>(p[0]) << 8) | p[1];
+  const size_t size = (static_cast<size_t>(p[3]) << 8) | p[4];
+  if (list + 2 != length || p[2] != TLSEXT_NAMETYPE_host_name || size + 5 > length || size == 0) {
+    return false;
+  }
+  *name = std::string_view(reinterpret_cast<const char*>(p + 5), size);
+  return true;
+}
+
+int OnClientHello(SSL* ssl, int* alert, void*) {
+  const SniSelector* selector = SelectorOf(ssl);
+  std::string_view name;
+  if (!ServerName(ssl, &name)) {
+    *alert = SSL_AD_DECODE_ERROR;
+    return SSL_CLIENT_HELLO_ERROR;
+  }
+  if (selector == nullptr || !selector->OnClientHello(ssl, name)) {
+    *alert = SSL_AD_UNRECOGNIZED_NAME;
+    return SSL_CLIENT_HELLO_ERROR;
+  }
+  return SSL_CLIENT_HELLO_SUCCESS;
+}
+
+// OnAlpn picks http/1.1 when offered and allowed; otherwise the client gets no ALPN answer
+// (and speaks HTTP/1.1, the only protocol served).
+int OnAlpn(SSL* ssl, const unsigned char** out, unsigned char* out_len, const unsigned char* in,
            unsigned int in_len, void*) {
+  const SniSelector* selector = SelectorOf(ssl);
+  if (selector != nullptr && !selector->AllowsAlpn(ssl, "http/1.1")) return SSL_TLSEXT_ERR_NOACK;
   unsigned char* selected = nullptr;
   if (SSL_select_next_proto(&selected, out_len, kHttp11, sizeof(kHttp11), in, in_len) ==
       OPENSSL_NPN_NEGOTIATED) {
@@ -105,7 +129,7 @@ StatusOr<std::shared_ptr<const ServerContext>> ServerContext::Build(
   SSL_CTX_set_session_id_context(
       ctx, sid, static_cast<unsigned int>(std::min<size_t>(material.sha256.size(), 32)));
   SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, &TicketKeys::Callback);
-  SSL_CTX_set_tlsext_servername_callback(ctx, &OnServerName);
+  SSL_CTX_set_client_hello_cb(ctx, &OnClientHello, nullptr);
   SSL_CTX_set_alpn_select_cb(ctx, &OnAlpn, nullptr);
 
   // The chain: the leaf first, then its intermediates.

@@ -28,17 +28,23 @@
 
 namespace portico::core::tls {
 
-// SniSelector picks the context of a handshake from its server name (ServerTlsSet does). A
-// ServerContext's servername callback finds the selector of an SSL in its ex_data
-// (AttachSelector), and fails the handshake when there is none or it picks nothing.
+// SniSelector sets a handshake up from its server name (ServerTlsSet does). A ServerContext's
+// ClientHello callback (it runs before the version and cipher are negotiated, so per-name
+// versions hold) finds the selector of an SSL in its ex_data (AttachSelector), reads the SNI
+// from the raw extension, and fails the handshake when there is no selector or it refuses.
 class SniSelector {
  public:
   virtual ~SniSelector() = default;
-  // Select returns the SSL_CTX to serve `server_name` ("" without SNI) with, or nullptr (the
-  // handshake then fails; the selector has logged why). Called on the handshaking worker.
-  virtual SSL_CTX* Select(std::string_view server_name) const = 0;
-  // Configure finishes `ssl` once it serves the selected context (client verification).
-  virtual void Configure(SSL* ssl) const { (void)ssl; }
+  // OnClientHello switches `ssl` to the context serving `server_name` ("" without SNI) and
+  // applies that name's settings; false refuses the handshake (the selector logged why).
+  // Called on the handshaking worker.
+  virtual bool OnClientHello(SSL* ssl, std::string_view server_name) const = 0;
+  // AllowsAlpn: `protocol` may be selected for `ssl` (after OnClientHello).
+  virtual bool AllowsAlpn(SSL* ssl, std::string_view protocol) const {
+    (void)ssl;
+    (void)protocol;
+    return true;
+  }
 };
 
 // AttachSelector makes `selector` (not owned; it must outlive the handshake) choose the

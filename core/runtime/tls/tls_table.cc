@@ -27,6 +27,11 @@ std::string SecretName(const rapidjson::Value& entry) {
   return json::GetString(*ref, "namespace") + "/" + json::GetString(*ref, "name");
 }
 
+int PolicyIndex() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
 }  // namespace
 
 SSL* ServerTlsSet::NewSession() const {
@@ -38,45 +43,84 @@ SSL* ServerTlsSet::NewSession() const {
   return ssl;
 }
 
-SSL_CTX* ServerTlsSet::Select(std::string_view server_name) const {
+bool ServerTlsSet::OnClientHello(SSL* ssl, std::string_view server_name) const {
   std::string why;
-  const ServerContext* chosen = Choose(Lower(server_name), &why);
-  if (chosen == nullptr) {
+  const Selection chosen = Choose(Lower(server_name), &why);
+  if (chosen.context == nullptr) {
     spdlog::info("TLS handshake on {}:{} refused: {}", address_.empty() ? "*" : address_, port_,
                  why);
-    return nullptr;
+    return false;
   }
-  return chosen->ctx();
+  if (chosen.context->ctx() != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, chosen.context->ctx());
+  // The set's client validation, then the policy's settings over it.
+  if (validation_ != nullptr) validation_->Apply(ssl);
+  if (chosen.policy != nullptr) chosen.policy->Apply(ssl);
+  SSL_set_ex_data(ssl, PolicyIndex(), const_cast<TlsPolicy*>(chosen.policy));
+  return true;
 }
 
-const ServerContext* ServerTlsSet::Choose(std::string_view server_name, std::string* why) const {
+bool ServerTlsSet::AllowsAlpn(SSL* ssl, std::string_view protocol) const {
+  const auto* policy = static_cast<const TlsPolicy*>(SSL_get_ex_data(ssl, PolicyIndex()));
+  return policy == nullptr || policy->AllowsAlpn(protocol);
+}
+
+ServerTlsSet::Selection ServerTlsSet::Choose(std::string_view server_name, std::string* why) const {
+  Selection out;
   if (server_name.empty()) {
-    if (distinct_.size() == 1) return distinct_.front().get();
-    *why = "the client sent no server name (SNI) and the port serves " +
-           std::to_string(distinct_.size()) + " certificates";
-    return nullptr;
+    if (distinct_.size() != 1) {
+      *why = "the client sent no server name (SNI) and the port serves " +
+             std::to_string(distinct_.size()) + " certificates";
+      return out;
+    }
+    out.context = distinct_.front().get();
+    for (const auto& policy : policies_) {
+      if (policy->hostnames.empty() && (out.policy == nullptr || policy->Wins(*out.policy))) {
+        out.policy = policy.get();
+      }
+    }
+    return out;
   }
   const routing::ListenerInfo* listener = routes_->SelectListener(address_, port_, server_name);
   if (listener == nullptr) {
     *why = "no listener takes server name \"" + std::string(server_name) + "\"";
-    return nullptr;
+    return out;
   }
-  const ServerContext* first = nullptr;
-  const ServerContext* wildcard = nullptr;
+  // The listener's certificate and the level it covers the name at.
+  CoverLevel cert_level = CoverLevel::kNone;
   for (const std::string& name : listener->names) {
     auto found = by_listener_.find(name);
     if (found == by_listener_.end()) continue;
     for (const auto& context : found->second) {
-      if (context->CoversExactly(server_name)) return context.get();
-      if (wildcard == nullptr && context->CoversByWildcard(server_name)) wildcard = context.get();
-      if (first == nullptr) first = context.get();
+      CoverLevel level = context->CoversExactly(server_name)      ? CoverLevel::kExact
+                         : context->CoversByWildcard(server_name) ? CoverLevel::kWildcard
+                                                                  : CoverLevel::kDefault;
+      if (level > cert_level) {
+        cert_level = level;
+        out.context = context.get();
+      }
     }
   }
-  if (wildcard != nullptr) return wildcard;
-  if (first != nullptr) return first;
-  *why = "listener " + (listener->names.empty() ? std::string("?") : listener->names.front()) +
-         " taking server name \"" + std::string(server_name) + "\" has no usable certificate";
-  return nullptr;
+  // The winning policy among those targeting the listener.
+  CoverLevel policy_level = CoverLevel::kNone;
+  for (const auto& policy : policies_) {
+    bool targets = false;
+    for (const std::string& name : listener->names) targets = targets || policy->Targets(name);
+    if (!targets) continue;
+    const CoverLevel level = policy->Covers(server_name);
+    if (level == CoverLevel::kNone) continue;
+    if (level > policy_level || (level == policy_level && policy->Wins(*out.policy))) {
+      policy_level = level;
+      out.policy = policy.get();
+    }
+  }
+  if (out.policy != nullptr && out.policy->certificate != nullptr && policy_level >= cert_level) {
+    out.context = out.policy->certificate.get();
+  }
+  if (out.context == nullptr) {
+    *why = "listener " + (listener->names.empty() ? std::string("?") : listener->names.front()) +
+           " taking server name \"" + std::string(server_name) + "\" has no usable certificate";
+  }
+  return out;
 }
 
 std::shared_ptr<const TlsTable> TlsTable::Build(const RuntimeSnapshot& snapshot,
@@ -251,6 +295,40 @@ std::shared_ptr<const TlsTable> TlsTable::Build(const RuntimeSnapshot& snapshot,
       }
       auto& mine = set->by_listener_[name];
       mine.insert(mine.end(), contexts.begin(), contexts.end());
+    }
+  }
+  // TLSPolicies: parsed once, attached to every set with a listener they target.
+  TlsPolicyResolver resolver;
+  resolver.context = [&](const std::string& sha, std::string* why) {
+    std::shared_ptr<const ServerContext> context = context_for(sha);
+    if (context == nullptr) {
+      auto bad = broken.find(sha);
+      *why = bad != broken.end() ? bad->second
+                                 : "the material (sha256 " + sha + ") has not reached this gateway";
+    }
+    return context;
+  };
+  resolver.ca_pem = [&](const std::string& sha) -> std::optional<std::string> {
+    auto found = cas.find(sha);
+    if (found == cas.end()) return std::nullopt;
+    return found->second.second;
+  };
+  for (const auto& [id, entry] : *listener_entries) {
+    StatusOr<rapidjson::Document> doc = json::Parse(*entry.json, "listener_set.v1 " + id);
+    if (!doc.ok() || json::GetString(*doc, "entry") != "tlsPolicy") continue;
+    StatusOr<std::shared_ptr<const TlsPolicy>> policy = ParseTlsPolicy(*doc, entry.owner, resolver);
+    if (!policy.ok()) {
+      refusals->push_back({entry.owner, "TLSPolicy " + id.substr(id.find('/') + 1) + ": " +
+                                            std::string(policy.status().message())});
+      continue;
+    }
+    for (auto& [key, set] : sets) {
+      bool targets = false;
+      for (const auto& [name, contexts] : set->by_listener_) {
+        targets = targets || (*policy)->Targets(name);
+      }
+      if (!targets) continue;
+      set->policies_.push_back(*policy);
     }
   }
   for (auto& [key, set] : sets) table->sets_.emplace(key, std::move(set));

@@ -3,12 +3,16 @@
 // (docs/contributions.md), beside the route table of the same snapshot; ServerTlsSet, the
 // certificates of one listener set (address, port) and the SNI selection over them.
 //
-// Selection (ServerTlsSet::Select, run by OpenSSL's servername callback during the handshake):
-// the listener of the set that takes the server name, as the route table selects listeners for
-// a Host (exact hostname, then the most specific wildcard, then the listener without hostname);
-// among that listener's certificates (several Gateways' listeners may merge into one), the first
-// whose DNS names cover the name exactly, then by wildcard, then the listener's first (its
-// default). A handshake without SNI gets the set's certificate when the set has exactly one;
+// Selection (ServerTlsSet::Choose, run from OpenSSL's ClientHello callback): the listener of the
+// set that takes the server name, as the route table selects listeners for a Host (exact
+// hostname, then the most specific wildcard, then the listener without hostname); among that
+// listener's certificates (several Gateways' listeners may merge into one), the first whose DNS
+// names cover the name exactly, then by wildcard, then the listener's first (its default). The
+// TLSPolicies targeting that listener compete too (tls_policy.h: exact, wildcard, then
+// hostname-less; the oldest within a level): the winner's settings apply, and its certificate
+// replaces the listener's when it covers the name at the same level or a better one (within a
+// level a TLSPolicy wins over a listener certificate). A handshake without SNI gets the set's
+// certificate when the set has exactly one, with the oldest hostname-less policy of the set;
 // otherwise it fails, as one with a name no listener takes does, and the log says why.
 //
 // Client certificates: a listeners entry's "frontendValidation" (mode, CA certificates by
@@ -43,6 +47,7 @@
 #include "core/runtime/runtime_types.h"
 #include "core/runtime/tls/client_validation.h"
 #include "core/runtime/tls/server_context.h"
+#include "core/runtime/tls/tls_policy.h"
 
 namespace portico::core::tls {
 
@@ -57,15 +62,19 @@ class ServerTlsSet final : public SniSelector {
   // cannot make one.
   SSL* NewSession() const;
 
-  SSL_CTX* Select(std::string_view server_name) const override;
-  void Configure(SSL* ssl) const override {
-    if (validation_ != nullptr) validation_->Apply(ssl);
-  }
+  bool OnClientHello(SSL* ssl, std::string_view server_name) const override;
+  bool AllowsAlpn(SSL* ssl, std::string_view protocol) const override;
   // validation is how the set checks client certificates (null: it asks for none).
   const ClientValidation* validation() const { return validation_.get(); }
-  // Choose is Select's decision: the context for `server_name` (lower case), or nullptr with
-  // the reason in `why`.
-  const ServerContext* Choose(std::string_view server_name, std::string* why) const;
+
+  // Selection is what a server name gets: the context, and the TLSPolicy that won (or null).
+  struct Selection {
+    const ServerContext* context = nullptr;
+    const TlsPolicy* policy = nullptr;
+  };
+  // Choose decides for `server_name` (lower case); context null with the reason in `why`.
+  Selection Choose(std::string_view server_name, std::string* why) const;
+  const std::vector<std::shared_ptr<const TlsPolicy>>& policies() const { return policies_; }
 
   const std::string& address() const { return address_; }
   uint16_t port() const { return port_; }
@@ -82,6 +91,7 @@ class ServerTlsSet final : public SniSelector {
       by_listener_;
   std::vector<std::shared_ptr<const ServerContext>> distinct_;
   std::shared_ptr<const ClientValidation> validation_;
+  std::vector<std::shared_ptr<const TlsPolicy>> policies_;  // targeting a listener of the set
 };
 
 class TlsTable {

@@ -114,7 +114,7 @@ Built BuildAll(const Snapshot& s, const TlsTable* previous = nullptr) {
 
 std::string Chosen(const ServerTlsSet& set, std::string_view sni) {
   std::string why;
-  const ServerContext* c = set.Choose(sni, &why);
+  const ServerContext* c = set.Choose(sni, &why).context;
   return c == nullptr ? "refused: " + why : c->secret() + "#" + c->sha256();
 }
 
@@ -151,9 +151,13 @@ TEST(TlsTableTest, NoSniGetsTheOnlyCertificateAndUnknownNamesAreRefused) {
   EXPECT_EQ(Chosen(*set, ""), "infra/one#1");
   EXPECT_EQ(Chosen(*set, "x.b.test"), "infra/one#1");
   EXPECT_NE(Chosen(*set, "c.test").find("no listener takes"), std::string::npos);
-  // The selector answers OpenSSL with the context itself (any case of the name).
-  EXPECT_EQ(set->Select("A.TEST"), set->contexts().front()->ctx());
-  EXPECT_EQ(set->Select("c.test"), nullptr);
+  // The handshake's selector switches the SSL to the context (any case of the name).
+  SSL* ssl = set->NewSession();
+  ASSERT_NE(ssl, nullptr);
+  EXPECT_TRUE(set->OnClientHello(ssl, "A.TEST"));
+  EXPECT_EQ(SSL_get_SSL_CTX(ssl), set->contexts().front()->ctx());
+  EXPECT_FALSE(set->OnClientHello(ssl, "c.test"));
+  SSL_free(ssl);
 }
 
 TEST(TlsTableTest, SharesContextsWithThePreviousTableBySha) {
