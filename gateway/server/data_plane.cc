@@ -50,7 +50,9 @@ Status DataPlane::Start() {
 
 void DataPlane::BeginDrain() {
   if (draining_.exchange(true)) return;
-  const bool migrates = ListenerSocket::KernelMigratesRequests();
+  const bool migrates = options_.kernel_migrates.has_value()
+                            ? *options_.kernel_migrates
+                            : ListenerSocket::KernelMigratesRequests();
   migrates_on_close_.store(migrates, std::memory_order_relaxed);
   if (!migrates) {
     spdlog::info(

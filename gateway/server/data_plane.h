@@ -40,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -76,6 +77,9 @@ struct DataPlaneOptions {
   ProxySettings settings;
   std::shared_ptr<AccessLogSink> access_log;  // null: no access log
   upstream::DnsCache::Resolver resolver;      // null: getaddrinfo
+  // Whether the kernel migrates a closing listener's queued connections (listener_socket.h,
+  // "Hand-over"); unset: net.ipv4.tcp_migrate_req, read when the drain begins.
+  std::optional<bool> kernel_migrates;
   // The filter types plugins registered (filter_binding.v1 entries are instantiated from them);
   // null: none, every binding is refused. Must outlive the DataPlane.
   const core::KindRegistry* registry = nullptr;
