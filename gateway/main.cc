@@ -7,13 +7,17 @@
 //
 // Start-up: settings (gateway/config/) -> plugins -> data plane workers -> GatewayRuntime -> the
 // snapshot file, if any, applied before connecting (ready "from snapshot" when no controller is
-// reachable) -> admin API (127.0.0.1:5900) -> the ConfigSync client. SIGINT/SIGTERM: stop the
-// client, drain the data plane (stop listening, let requests in flight finish, up to
-// --drain-timeout-ms), stop it, write the snapshot file, exit 0.
+// reachable) -> admin API (127.0.0.1:5900) -> the ConfigSync client. SIGINT/SIGTERM: begin the
+// data plane's drain at once (stop taking connections without dropping those queued, answer
+// what was received, every response "Connection: close"; gateway/server/listener_socket.h has
+// the hand-over), stop the client, wait until no connection is left (at most
+// --drain-timeout-ms), stop the data plane, write the snapshot file, exit 0. The hot-restart
+// path built on it: docs/operations.md.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -124,6 +128,7 @@ int main(int argc, char** argv) {
   settings.upstream_timeout_ms = static_cast<uint64_t>(config->upstream_timeout_ms);
   settings.upstream_idle_timeout_ms = static_cast<uint64_t>(config->upstream_idle_timeout_ms);
   settings.tunnel_idle_timeout_ms = static_cast<uint64_t>(config->tunnel_idle_timeout_ms);
+  settings.drain_idle_timeout_ms = static_cast<uint64_t>(config->drain_idle_timeout_ms);
   settings.request_limits.max_request_line = static_cast<size_t>(config->max_request_line);
   settings.request_limits.max_head_bytes = static_cast<size_t>(config->max_header_bytes);
   settings.request_limits.max_headers = static_cast<size_t>(config->max_headers);
@@ -235,12 +240,23 @@ int main(int argc, char** argv) {
     spdlog::info("signal {}: shutting down", signal);
     break;
   }
-  client.Stop();  // no configuration change from here on
+  // The drain starts before anything else: a response finishing while the sync client stops
+  // must already say "Connection: close", and the listening sockets must stop taking
+  // connections while the next process (a hand-over) takes them.
+  const auto drain_started = std::chrono::steady_clock::now();
+  const portico::gateway::server::DataPlaneStats before = data_plane.Stats();
+  if (config->drain_timeout_ms > 0) data_plane.BeginDrain();
+  client.Stop();  // no configuration change from here on (Prepare binds nothing new meanwhile)
   if (config->drain_timeout_ms > 0) {
-    portico::gateway::server::DataPlaneStats before = data_plane.Stats();
-    bool drained = data_plane.Drain(std::chrono::milliseconds(config->drain_timeout_ms));
-    spdlog::info("data plane: {} ({} connection(s) were open)",
+    const auto deadline = drain_started + std::chrono::milliseconds(config->drain_timeout_ms);
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    bool drained = data_plane.WaitDrained(std::max(left, std::chrono::milliseconds(0)));
+    spdlog::info("data plane: {} in {} ms ({} connection(s) were open)",
                  drained ? "drained" : "drain timed out, closing what is left",
+                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - drain_started)
+                     .count(),
                  before.connections_open);
   }
   data_plane.Stop();

@@ -69,6 +69,9 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
   Setting(app, flags, "--drain-timeout-ms", &GatewayConfig::drain_timeout_ms,
           "On SIGINT/SIGTERM: stop listening and let requests in flight finish this long "
           "(0: close at once)");
+  Setting(app, flags, "--drain-idle-timeout-ms", &GatewayConfig::drain_idle_timeout_ms,
+          "While draining, close a client connection idle this long (a request arriving "
+          "before that is answered with Connection: close)");
   Setting(app, flags, "--max-request-line", &GatewayConfig::max_request_line,
           "Longest request line (then 414)");
   Setting(app, flags, "--max-header-bytes", &GatewayConfig::max_header_bytes,

@@ -10,7 +10,8 @@
 //   --workers N  --log-level LEVEL  --access-log DEST  --listen-address ADDR  --busy-poll-us N
 //   --escaped-slashes ACTION
 //   --header-read-timeout-ms --idle-timeout-ms --connect-timeout-ms --upstream-timeout-ms
-//   --upstream-idle-timeout-ms --drain-timeout-ms --max-request-line --max-header-bytes
+//   --upstream-idle-timeout-ms --drain-timeout-ms --drain-idle-timeout-ms --max-request-line
+//   --max-header-bytes
 //   --max-headers --max-body-bytes --upstream-keepalive N  --check
 //   --sync-ca-file F --sync-cert-file F --sync-key-file F [--sync-server-name NAME]: mutual TLS
 //     with these files (all three together), replacing the file's [conf_sync_security];

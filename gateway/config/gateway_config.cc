@@ -63,6 +63,7 @@ std::vector<Range> DataPlaneRanges(const GatewayConfig& c) {
       {"timeouts.upstream_idle_ms", c.upstream_idle_timeout_ms, 1, kDay},
       {"timeouts.tunnel_idle_ms", c.tunnel_idle_timeout_ms, 1, kDay},
       {"timeouts.drain_ms", c.drain_timeout_ms, 0, kDay},
+      {"timeouts.drain_idle_ms", c.drain_idle_timeout_ms, 0, kDay},
       {"limits.max_request_line", c.max_request_line, 64, 1 << 20},
       {"limits.max_header_bytes", c.max_header_bytes, 256, 16 << 20},
       {"limits.max_headers", c.max_headers, 1, 10'000},
@@ -223,6 +224,7 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, GatewayConfi
         reader.Int("upstream_idle_ms", 1, kDay, &config->upstream_idle_timeout_ms));
     PORTICO_RETURN_IF_ERROR(reader.Int("tunnel_idle_ms", 1, kDay, &config->tunnel_idle_timeout_ms));
     PORTICO_RETURN_IF_ERROR(reader.Int("drain_ms", 0, kDay, &config->drain_timeout_ms));
+    PORTICO_RETURN_IF_ERROR(reader.Int("drain_idle_ms", 0, kDay, &config->drain_idle_timeout_ms));
     PORTICO_RETURN_IF_ERROR(reader.Finish());
   }
   PORTICO_RETURN_IF_ERROR(status);

@@ -37,6 +37,8 @@
 //   upstream_idle_ms = 60000                # a pooled idle upstream connection
 //   drain_ms         = 5000                 # SIGINT/SIGTERM: stop listening, let requests in
 //                                           #   flight finish this long (0: close at once)
+//   drain_idle_ms    = 1000                 # while draining, close a connection idle this long
+//                                           #   (a request before that is answered, with close)
 //   [limits]
 //   max_request_line   = 8192               # longer: 414
 //   max_header_bytes   = 65536              # a longer head: 431
@@ -97,6 +99,7 @@ struct GatewayConfig {
   int64_t upstream_idle_timeout_ms = 60'000;
   int64_t tunnel_idle_timeout_ms = 300'000;  // an upgraded connection (WebSocket) with no traffic
   int64_t drain_timeout_ms = 5'000;  // SIGTERM: requests in flight may finish for this long
+  int64_t drain_idle_timeout_ms = 1'000;  // while draining: an idle connection closes after this
   // [limits]
   int64_t max_request_line = 8 * 1024;
   int64_t max_header_bytes = 64 * 1024;

@@ -39,6 +39,7 @@ TEST(GatewayConfigTest, DefaultsWork) {
   EXPECT_EQ(config.snapshot_path, "");
   EXPECT_EQ(config.spool_dir, "");
   EXPECT_EQ(config.drain_timeout_ms, 5000);
+  EXPECT_EQ(config.drain_idle_timeout_ms, 1000);
   EXPECT_EQ(config.busy_poll_us, 50);
   EXPECT_EQ(config.escaped_slashes, "UnescapeAndRedirect");
   EXPECT_FALSE(config.sync_security.enabled);
@@ -107,6 +108,7 @@ upstream_ms = 15000
 upstream_idle_ms = 20000
 tunnel_idle_ms = 45000
 drain_ms = 250
+drain_idle_ms = 300
 [limits]
 max_request_line = 4096
 max_header_bytes = 32768
@@ -127,6 +129,7 @@ upstream_keepalive = 16
   EXPECT_EQ(config.upstream_idle_timeout_ms, 20000);
   EXPECT_EQ(config.tunnel_idle_timeout_ms, 45000);
   EXPECT_EQ(config.drain_timeout_ms, 250);
+  EXPECT_EQ(config.drain_idle_timeout_ms, 300);
   EXPECT_EQ(config.max_request_line, 4096);
   EXPECT_EQ(config.max_header_bytes, 32768);
   EXPECT_EQ(config.max_headers, 50);

@@ -73,6 +73,7 @@ ClientConnection::ClientConnection(Worker* worker, int fd, std::string listener_
   header_deadline_ = now + worker_->settings().header_read_timeout_ms;
   idle_deadline_ = kNever;
   connect_deadline_ = request_deadline_ = backend_deadline_ = kNever;
+  last_activity_ms_ = now;  // a connection not yet read from is as fresh as its accept
 }
 
 ClientConnection::~ClientConnection() {
@@ -91,10 +92,34 @@ bool ClientConnection::Start() {
 void ClientConnection::Abort() { Close(); }
 
 void ClientConnection::Drain() {
-  if (closed_) return;
+  if (closed_ || draining_) return;
   draining_ = true;
-  close_after_ = true;
-  if (phase_ == Phase::kHead && !in_request_) Close();  // between requests (or a partial head)
+  // A response not begun says "Connection: close" and is the last; one whose head went out
+  // without it cannot take it back: the connection then waits for the client's next request
+  // (answered with close) as an idle one does, instead of closing under it.
+  if (in_request_ && !resp_.started) close_after_ = true;
+  if (phase_ != Phase::kHead || in_request_) return;
+  // Between requests: what already sits in the socket is read before the connection counts as
+  // idle (its edge may not have been dispatched yet); a request found there is served.
+  readable_ = true;
+  Drive();
+  if (closed_ || phase_ != Phase::kHead || in_request_ || !in_.empty()) return;
+  DrainIdle();
+}
+
+void ClientConnection::DrainIdle() {
+  // Idle while draining: closed once idle for drain_idle_timeout_ms since its last byte (at
+  // once when it has been idle that long already), so a client that was about to reuse the
+  // connection is answered (HAProxy's idle-close-on-response, bounded) instead of racing the
+  // close. A partial head is not idle: its header deadline applies.
+  const uint64_t now = worker_->loop().now_ms();
+  const uint64_t deadline = last_activity_ms_ + worker_->settings().drain_idle_timeout_ms;
+  if (deadline <= now && !readable_) {  // (readable: the socket is read first, by StepHead)
+    Close();
+    return;
+  }
+  idle_deadline_ = std::min(idle_deadline_, std::max(deadline, now));
+  UpdateTimer();
 }
 
 void ClientConnection::OnEvents(uint32_t events) {
@@ -1248,6 +1273,7 @@ void ClientConnection::ResetForNextRequest() {
   if (in_.empty()) {
     idle_deadline_ = now + worker_->settings().idle_timeout_ms;
     header_deadline_ = kNever;
+    if (draining_) DrainIdle();  // a response that went out before the drain, without close
   } else {
     header_deadline_ = now + worker_->settings().header_read_timeout_ms;
     idle_deadline_ = kNever;

@@ -78,9 +78,12 @@ class ClientConnection final : public EventHandler,
   bool Start();
   // Abort closes the connection at once (worker shutdown).
   void Abort();
-  // Drain ends the connection gracefully (gateway shutdown): at once when it is between
-  // requests, else after the current request, whose response says "Connection: close" when it
-  // has not started yet.
+  // Drain ends the connection gracefully (gateway shutdown) and closes it only between requests:
+  // what already sits in its socket is read and answered first; every response begun from now
+  // on says "Connection: close" and is the connection's last. An idle connection (and one whose
+  // response head went out before the drain) closes once idle for the settings'
+  // drain_idle_timeout_ms, at once when it already was; a request arriving before that is
+  // answered, with close. May close the connection before it returns (Worker::OnClosed).
   void Drain();
 
   void OnEvents(uint32_t events) override;
@@ -160,6 +163,8 @@ class ClientConnection final : public EventHandler,
   void BeginLocalRequest();
   void StartRequest();
   void ResetForNextRequest();
+  // DrainIdle: draining and between requests with nothing read: close now or arm the deadline.
+  void DrainIdle();
   void RouteAndForward();
   // ContinueChain goes on from `result` of the chain's last run at chain_stage_ until the
   // request is forwarded, answered, or parked on a call.

@@ -49,8 +49,23 @@ Status DataPlane::Start() {
   return OkStatus();
 }
 
-bool DataPlane::Drain(std::chrono::milliseconds timeout) {
-  for (auto& worker : workers_) worker->Drain();
+void DataPlane::BeginDrain() {
+  if (draining_.exchange(true)) return;
+  const bool migrates = options_.kernel_migrates.has_value()
+                            ? *options_.kernel_migrates
+                            : ListenerSocket::KernelMigratesRequests();
+  migrates_on_close_.store(migrates, std::memory_order_relaxed);
+  if (!migrates) {
+    spdlog::info(
+        "data plane: net.ipv4.tcp_migrate_req is off: new connections reaching this process "
+        "during the next {} ms retry their SYN 1 s later, at the next process (turn it on to "
+        "hand them over at once)",
+        ListenerSocket::kHandshakeGraceMs);
+  }
+  for (auto& worker : workers_) worker->Drain();  // release: the workers see migrates_on_close_
+}
+
+bool DataPlane::WaitDrained(std::chrono::milliseconds timeout) {
   auto all_drained = [this] {
     for (const auto& worker : workers_) {
       if (!worker->Drained()) return false;
@@ -59,6 +74,11 @@ bool DataPlane::Drain(std::chrono::milliseconds timeout) {
   };
   std::unique_lock lock(drain_mu_);
   return drain_cv_.wait_for(lock, timeout, all_drained);
+}
+
+bool DataPlane::Drain(std::chrono::milliseconds timeout) {
+  BeginDrain();
+  return WaitDrained(timeout);
 }
 
 void DataPlane::OnWorkerDrained() {
@@ -153,6 +173,11 @@ std::vector<core::SyncNack> DataPlane::Prepare(const core::RuntimeSnapshot& next
       if (auto again = prepared_->listeners.find(key); again != prepared_->listeners.end()) {
         socket = again->second;  // bound by the previous Prepare of this Apply
       }
+    }
+    if (socket == nullptr && draining_.load(std::memory_order_relaxed)) {
+      // Draining: no worker would accept on a new socket, and connections the kernel queued on
+      // it would be reset at exit. Not nacked: this process is on its way out.
+      continue;
     }
     if (socket == nullptr) {
       auto opened =

@@ -47,6 +47,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -85,6 +86,9 @@ struct DataPlaneOptions {
   ProxySettings settings;
   std::shared_ptr<AccessLogSink> access_log;  // null: no access log
   upstream::DnsCache::Resolver resolver;      // null: getaddrinfo
+  // Whether the kernel migrates a closing listener's queued connections (listener_socket.h,
+  // "Hand-over"); unset: net.ipv4.tcp_migrate_req, read when the drain begins.
+  std::optional<bool> kernel_migrates;
   // The filter types plugins registered (filter_binding.v1 entries are instantiated from them);
   // null: none, every binding is refused. Must outlive the DataPlane.
   const core::KindRegistry* registry = nullptr;
@@ -110,11 +114,19 @@ class DataPlane final : public core::RuntimeConsumer {
   Status Start();
   // Stop stops the workers and closes every connection (idempotent).
   void Stop();
-  // Drain is the graceful part of a shutdown: every listening socket stops listening (new
-  // connections are refused), idle connections close, and each request in flight finishes with
-  // "Connection: close". Returns true once no connection is left, false when `timeout` passes
-  // first (Stop then closes the rest). Call from the owner's thread, before Stop.
+  // BeginDrain starts the graceful part of a shutdown and returns at once: every worker stops
+  // taking new connections without dropping those queued on its listening sockets
+  // (listener_socket.h, "Hand-over"), closes its idle connections once what sits in their
+  // sockets is answered, and ends each request in flight with "Connection: close"
+  // (ClientConnection::Drain). From then on Prepare binds no new socket. Idempotent.
+  void BeginDrain();
+  // WaitDrained waits until no worker has a connection or a listening socket left (true), or
+  // `timeout` passes first (false; Stop then closes the rest).
+  bool WaitDrained(std::chrono::milliseconds timeout);
+  // Drain is BeginDrain, then WaitDrained. Call these from the owner's thread, before Stop.
   bool Drain(std::chrono::milliseconds timeout);
+  // MigratesOnClose: net.ipv4.tcp_migrate_req was on when the drain began (workers read it).
+  bool MigratesOnClose() const { return migrates_on_close_.load(std::memory_order_relaxed); }
 
   // KeepsCompiled: route_rules.v1 (the route table keeps compiled routes, keyed by digest).
   bool KeepsCompiled(const std::string& format) const override;
@@ -160,6 +172,8 @@ class DataPlane final : public core::RuntimeConsumer {
 
   std::mutex drain_mu_;
   std::condition_variable drain_cv_;  // notified by workers that drained
+  std::atomic<bool> draining_{false};           // BeginDrain ran (Prepare binds nothing new)
+  std::atomic<bool> migrates_on_close_{false};  // set before the workers are told to drain
 };
 
 }  // namespace portico::gateway::server

@@ -2,6 +2,7 @@
 #include "gateway/server/listener_socket.h"
 
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -9,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "gateway/upstream/upstream_pool.h"
 
@@ -98,6 +100,31 @@ StatusOr<std::shared_ptr<ListenerSocket>> ListenerSocket::Open(std::string addre
     }
   }
   return socket;
+}
+
+bool ListenerSocket::KernelMigratesRequests() {
+  std::ifstream in("/proc/sys/net/ipv4/tcp_migrate_req");
+  int value = 0;
+  return static_cast<bool>(in >> value) && value != 0;
+}
+
+bool ListenerSocket::StopNewHandshakes(int fd) {
+  // A socket filter sees a TCP segment from its TCP header: byte 13 holds the flags. A SYN
+  // without ACK (a new handshake) is dropped; everything else (the final ACK of a handshake under
+  // way, data) passes. Accepted sockets inherit the filter, harmlessly: they never see such SYNs.
+  static const sock_filter kDropSyn[] = {
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 13),
+      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0x12),        // SYN | ACK
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x02, 0, 1),  // SYN alone?
+      BPF_STMT(BPF_RET | BPF_K, 0),                     // drop
+      BPF_STMT(BPF_RET | BPF_K, 0xFFFFFFFF),            // keep
+  };
+  sock_fprog program{static_cast<unsigned short>(sizeof(kDropSyn) / sizeof(kDropSyn[0])),
+                     const_cast<sock_filter*>(kDropSyn)};
+  if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof(program)) != 0) return false;
+  int zero = 0;
+  setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &zero, sizeof(zero));
+  return true;
 }
 
 ListenerSocket::~ListenerSocket() {

@@ -5,8 +5,31 @@
 // worker with its own epoll, closed when the last snapshot naming it is dropped (each worker
 // deregisters its socket first).
 //
-// Thread-safety: immutable after Open, except that each worker uses only fd(its index).
-// Ownership: owns the fds; shared by snapshots and workers (shared_ptr).
+// Hand-over (a restart with the next process already listening on the same port, SO_REUSEPORT):
+// each SO_REUSEPORT socket has its own accept queue, and when one stops listening (close or
+// shutdown) Linux resets the connections still queued on it and drops its half-open ones (nginx
+// ticket #1300). Envoy and HAProxy avoid that by handing their listening sockets to the next
+// process over a Unix socket; processes that share a port instead (systemd units started side by
+// side, a second gateway in the same network namespace) need the kernel's help. A draining
+// worker therefore (Worker::BeginDrain, the chosen order):
+//   1. accepts everything already queued (those connections are served, with Connection: close);
+//   2. when net.ipv4.tcp_migrate_req is on (Linux 5.14+, per network namespace;
+//      KernelMigratesRequests), stops listening at once: the kernel moves the accept queue and
+//      the half-open requests to the other listeners of the group (the next process), so nothing
+//      is reset and no client waits;
+//   3. else stops new handshakes first (StopNewHandshakes: a classic BPF socket filter drops SYNs
+//      reaching this socket, so those clients retransmit their SYN one RTO, 1 s, later, when the
+//      socket is gone and the kernel picks a live one; TCP_DEFER_ACCEPT is turned off so
+//      handshakes already under way complete at the client's ACK), keeps accepting for
+//      kHandshakeGraceMs, then stops listening. Nothing is reset unless a handshake under way
+//      outlasts the grace; the cost is up to 1 s of connect latency for clients whose SYN came
+//      during the grace. Turn tcp_migrate_req on (docs/operations.md) to avoid both.
+// An eBPF SO_REUSEPORT program could steer SYNs away without a retransmit, but needs CAP_BPF;
+// a classic socket filter and the sysctl need nothing of the gateway process.
+//
+// Thread-safety: immutable after Open, except that each worker uses only fd(its index); the
+// static helpers are safe from any thread. Ownership: owns the fds; shared by snapshots and
+// workers (shared_ptr).
 #ifndef PORTICO_GATEWAY_SERVER_LISTENER_SOCKET_H_
 #define PORTICO_GATEWAY_SERVER_LISTENER_SOCKET_H_
 
@@ -43,6 +66,18 @@ class ListenerSocket {
 
   static std::string MakeKey(const std::string& address, uint16_t port,
                              const std::string& protocol);
+
+  // How long a draining socket keeps accepting after StopNewHandshakes (step 3 above): longer
+  // than a handshake's round trip, shorter than the SYN retransmission timeout (1 s), so a SYN
+  // dropped during the grace is retransmitted once, to a live socket.
+  static constexpr uint64_t kHandshakeGraceMs = 250;
+  // KernelMigratesRequests says whether net.ipv4.tcp_migrate_req is on in this process's
+  // network namespace (false when the file is missing: before Linux 5.14).
+  static bool KernelMigratesRequests();
+  // StopNewHandshakes makes listening socket `fd` drop new SYNs and complete pending handshakes
+  // without waiting for data; what is queued stays acceptable. false (errno set) when the filter
+  // cannot be attached.
+  static bool StopNewHandshakes(int fd);
 
  private:
   ListenerSocket() = default;

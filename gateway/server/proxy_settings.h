@@ -26,6 +26,10 @@ struct ProxySettings {
   // An upgraded connection (a 101 to a WebSocket or other Upgrade request) with no byte moved
   // either way for this long is closed (Envoy's stream idle timeout, 5 minutes).
   uint64_t tunnel_idle_timeout_ms = 300'000;
+  // While draining (shutdown, hand-over), a client connection idle between requests is closed
+  // once idle this long (at once when it already was); a request arriving before that is
+  // answered with "Connection: close" instead of meeting a closed connection.
+  uint64_t drain_idle_timeout_ms = 1'000;
 
   // Limits.
   http::HeadLimits request_limits;              // 414 / 431

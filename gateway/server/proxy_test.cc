@@ -50,12 +50,18 @@ class ProxyTest : public ::testing::Test {
     options.settings = settings;
     options.resolver = std::move(resolver);
     options.registry = registry;
-    auto sink = AccessLogSink::Open(log_path_.string());
-    ASSERT_TRUE(sink.ok()) << sink.status().ToString();
-    options.access_log = *sink;
+    options.kernel_migrates = kernel_migrates_;
+    if (with_access_log_) {
+      auto sink = AccessLogSink::Open(log_path_.string());
+      ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+      options.access_log = *sink;
+    }
     plane_ = std::make_unique<DataPlane>(options);
     ASSERT_TRUE(plane_->Start().ok());
   }
+
+  std::optional<bool> kernel_migrates_;  // DataPlaneOptions::kernel_migrates
+  bool with_access_log_ = true;          // (its flush deadline wakes idle workers)
 
   void TearDown() override {
     plane_.reset();
@@ -1068,7 +1074,7 @@ TEST_F(ProxyTest, DrainRefusesNewConnectionsAndLetsRequestsInFlightFinish) {
   std::future<bool> drained =
       std::async(std::launch::async, [&] { return plane_->Drain(std::chrono::seconds(10)); });
   std::string rest;
-  EXPECT_TRUE(idle.ReadUntilClose(&rest));  // closed at once, nothing sent
+  EXPECT_TRUE(idle.ReadUntilClose(&rest));  // closed after drain_idle_timeout_ms, nothing sent
   EXPECT_EQ(rest, "");
   EXPECT_TRUE(WaitFor([&] { return !TestClient(port_.port()).connected(); }));  // refused
   std::string raw;
@@ -1076,6 +1082,57 @@ TEST_F(ProxyTest, DrainRefusesNewConnectionsAndLetsRequestsInFlightFinish) {
   EXPECT_EQ(raw.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << raw;
   EXPECT_THAT(raw, HasSubstr("Connection: close\r\n"));
   EXPECT_THAT(raw, HasSubstr("delayed"));
+  EXPECT_TRUE(drained.get());
+  EXPECT_EQ(plane_->Stats().connections_open, 0u);
+}
+
+TEST_F(ProxyTest, DrainClosesIdleConnectionsAndReportsDrainedAtOnce) {
+  ProxySettings settings;
+  settings.drain_idle_timeout_ms = 0;  // idle connections close inside BeginDrain, outside Poll
+  kernel_migrates_ = true;             // no handshake grace: the listeners close at once too
+  with_access_log_ = false;            // nor a log flush: nothing wakes the workers after
+  StartPlane(settings);
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  std::vector<std::unique_ptr<TestClient>> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(std::make_unique<TestClient>(port_.port()));
+    ASSERT_EQ(idle.back()->Get("/first").status, 200);
+  }
+  // Only idle connections: the drain closes them itself, and no event follows to wake the
+  // workers. Each still reports drained in the iteration that freed its last connection (they
+  // used to count the closed ones until the drain timed out).
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(plane_->Drain(std::chrono::seconds(5)));
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(took, std::chrono::milliseconds(1000));  // not the 5 s timeout
+  for (auto& client : idle) {
+    std::string rest;
+    EXPECT_TRUE(client->ReadUntilClose(&rest));  // a clean close, nothing sent
+    EXPECT_EQ(rest, "");
+  }
+  EXPECT_EQ(plane_->Stats().connections_open, 0u);
+}
+
+TEST_F(ProxyTest, DrainAnswersARequestOnAnIdleConnectionWithClose) {
+  ProxySettings settings;
+  settings.drain_idle_timeout_ms = 5'000;
+  StartPlane(settings);
+  SnapshotBuilder b = Base();
+  AddRoute(&b, {RuleEntry(0, "Prefix", "/", BackendsAction({{"infra/a:80", 1}}))});
+  Apply(b);
+  TestClient idle(port_.port());
+  ASSERT_EQ(idle.Get("/first").status, 200);
+  std::future<bool> drained =
+      std::async(std::launch::async, [&] { return plane_->Drain(std::chrono::seconds(10)); });
+  EXPECT_TRUE(WaitFor([&] { return !TestClient(port_.port()).connected(); }));  // draining
+  // The client reuses its keep-alive connection during the drain: answered, and told to close.
+  ASSERT_TRUE(idle.Send("GET /again HTTP/1.1\r\nHost: h\r\n\r\n"));
+  std::string raw;
+  EXPECT_TRUE(idle.ReadUntilClose(&raw));
+  EXPECT_EQ(raw.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << raw;
+  EXPECT_THAT(raw, HasSubstr("Connection: close\r\n"));
   EXPECT_TRUE(drained.get());
   EXPECT_EQ(plane_->Stats().connections_open, 0u);
 }

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -102,12 +103,15 @@ void Worker::Wake() {
 }
 
 void Worker::Drain() {
-  drain_.store(true, std::memory_order_relaxed);
+  drain_.store(true, std::memory_order_release);
   Wake();
 }
 
 bool Worker::MaybeReportDrained() {
-  if (!draining_ || !connections_.empty() || drained_.load(std::memory_order_relaxed)) {
+  // Listening sockets come first: a worker that reported while still taking connections would
+  // let Stop close a socket with connections queued on it.
+  if (!draining_ || !acceptors_.empty() || !connections_.empty() ||
+      drained_.load(std::memory_order_relaxed)) {
     return false;
   }
   PublishCounters();
@@ -119,18 +123,36 @@ bool Worker::MaybeReportDrained() {
 
 void Worker::BeginDrain() {
   draining_ = true;
-  for (auto& [key, acceptor] : acceptors_) {
-    Accept(acceptor.get());  // connections already queued are served (their last request)
-    loop_->Remove(acceptor->fd());
-    // Leaves the LISTEN state: new connections to it are refused, and the kernel stops
-    // handing this worker's share of the port to it. The fd stays open (the socket owns it).
-    ::shutdown(acceptor->fd(), SHUT_RD);
+  // Connections already queued are served (their requests get Connection: close, Accept drains
+  // each new connection).
+  for (auto& [key, acceptor] : acceptors_) Accept(acceptor.get());
+  if (acceptors_.empty() || plane_->MigratesOnClose()) {
+    CloseListeners();  // the kernel hands what is still queued to the next process
+  } else {
+    for (auto& [key, acceptor] : acceptors_) {
+      if (!ListenerSocket::StopNewHandshakes(acceptor->fd())) {
+        spdlog::warn("worker {}: cannot stop new handshakes on {}: {}", index_,
+                     acceptor->socket().key(), std::strerror(errno));
+      }
+    }
+    close_listeners_at_ms_ = loop_->now_ms() + ListenerSocket::kHandshakeGraceMs;
   }
-  acceptors_.clear();
   std::vector<ClientConnection*> open;
   open.reserve(connections_.size());
   for (auto& [raw, connection] : connections_) open.push_back(raw);
   for (ClientConnection* c : open) c->Drain();
+}
+
+void Worker::CloseListeners() {
+  for (auto& [key, acceptor] : acceptors_) {
+    Accept(acceptor.get());  // the last ones queued
+    loop_->Remove(acceptor->fd());
+    // Leaves the LISTEN state (and the SO_REUSEPORT group): the kernel stops handing this
+    // worker's share of the port to it. The fd stays open (the socket owns it).
+    ::shutdown(acceptor->fd(), SHUT_RD);
+  }
+  acceptors_.clear();
+  close_listeners_at_ms_ = 0;
 }
 
 void Worker::Run() {
@@ -138,6 +160,13 @@ void Worker::Run() {
   while (!stop_.load(std::memory_order_relaxed)) {
     // One relaxed load per iteration: a new configuration is picked up before the next batch.
     if (plane_->generation_.load(std::memory_order_relaxed) != pinned_generation_) Repin();
+    if (drain_.load(std::memory_order_acquire) && !draining_) BeginDrain();
+    if (close_listeners_at_ms_ != 0 && loop_->now_ms() >= close_listeners_at_ms_) {
+      CloseListeners();
+    }
+    // Connections closed outside Poll (by Drain, or at once by Accept) are freed now: the
+    // drained check below must not count them, nor sleep while they are the only ones left.
+    loop_->RunDeferred();
     int timeout = -1;
     if (access_log_ != nullptr) {
       const uint64_t deadline = access_log_->FlushDeadlineMs();
@@ -146,7 +175,12 @@ void Worker::Run() {
         timeout = deadline > now ? static_cast<int>(deadline - now) : 0;
       }
     }
-    if (drain_.load(std::memory_order_relaxed) && !draining_) BeginDrain();
+    if (close_listeners_at_ms_ != 0) {
+      const uint64_t now = loop_->now_ms();
+      const int left =
+          close_listeners_at_ms_ > now ? static_cast<int>(close_listeners_at_ms_ - now) : 0;
+      timeout = timeout < 0 ? left : std::min(timeout, left);
+    }
     if (!MaybeReportDrained()) loop_->Poll(timeout);
     if (access_log_ != nullptr) access_log_->MaybeFlush(loop_->now_ms());
     PublishCounters();
@@ -261,7 +295,11 @@ void Worker::Accept(Acceptor* acceptor) {
     ClientConnection* raw = connection.get();
     connections_.emplace(raw, std::move(connection));
     Bump(counters_.connections_accepted);
-    if (!raw->Start()) raw->Abort();
+    if (!raw->Start()) {
+      raw->Abort();
+    } else if (draining_) {
+      raw->Drain();  // accepted while draining (the queue, the handshake grace): its last request
+    }
   }
 }
 

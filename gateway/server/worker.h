@@ -76,9 +76,11 @@ class Worker {
   Status Start();
   void Stop();
   void Wake();
-  // Drain makes the worker stop accepting (its listening sockets stop listening) and end every
-  // connection gracefully (ClientConnection::Drain). Any thread; Drained() turns true once the
-  // worker has no connection left.
+  // Drain makes the worker stop accepting without dropping what is queued on its listening
+  // sockets (listener_socket.h, "Hand-over") and end every connection gracefully
+  // (ClientConnection::Drain). Any thread; Drained() turns true once the worker has closed its
+  // listening sockets and has no connection left, reported to the DataPlane in the same loop
+  // iteration that closed the last one.
   void Drain();
   bool Drained() const { return drained_.load(std::memory_order_acquire); }
 
@@ -127,6 +129,9 @@ class Worker {
   void Accept(Acceptor* acceptor);
   void CloseAll();
   void BeginDrain();
+  // CloseListeners accepts what is left and stops listening on every socket (the end of the
+  // handshake grace, or at once when the kernel migrates queued connections).
+  void CloseListeners();
   // MaybeReportDrained marks the worker drained (once) when it drains and has no connection
   // left; true when it did so just now.
   bool MaybeReportDrained();
@@ -144,6 +149,7 @@ class Worker {
   std::atomic<bool> drain_{false};    // asked to drain (any thread)
   std::atomic<bool> drained_{false};  // draining, and no connection left
   bool draining_ = false;             // worker thread: BeginDrain ran
+  uint64_t close_listeners_at_ms_ = 0;  // worker thread: the handshake grace's end (0: none)
   mutable WorkerCounters counters_;   // written by the worker, read by DataPlane::Stats
 
   std::list<Pin> pins_;  // back(): current
