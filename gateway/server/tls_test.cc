@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/tls/ticket_keys.h"
 #include "gateway/server/data_plane.h"
 #include "gateway/server/proxy_test_util.h"
 #include "gateway/server/testing/tls_test_client.h"
@@ -470,6 +471,29 @@ TEST_F(TlsTest, TlsPolicyWithUnknownCiphersOrMissingMaterialIsNacked) {
   ASSERT_EQ(why.size(), 2u);
   EXPECT_THAT(why["portico.io/TLSPolicy/infra/ciphers"], HasSubstr("no cipher \"NOT-A-CIPHER\""));
   EXPECT_THAT(why["portico.io/TLSPolicy/infra/cert"], HasSubstr("sha-gone"));
+}
+
+TEST_F(TlsTest, TicketsSurviveOneKeyRotationAndExpireAfterTheKeptOnes) {
+  ASSERT_TRUE(Apply(Base()).empty());
+  auto ticket = [&] {
+    TlsTestClient first(port_.port(), Sni("shop.test"));
+    EXPECT_EQ(first.Get("/", "shop.test").status, 200);  // TLS 1.3 tickets come after
+    return first.Session();
+  };
+  auto resumes = [&](std::shared_ptr<SSL_SESSION> session) {
+    TlsOptions options = Sni("shop.test");
+    options.resume = std::move(session);
+    TlsTestClient again(port_.port(), options);
+    EXPECT_TRUE(again.ok()) << again.handshake_error();
+    return again.Resumed();
+  };
+  core::tls::TicketKeys& keys = core::tls::TicketKeys::Instance();
+  std::shared_ptr<SSL_SESSION> session = ticket();
+  keys.Rotate();
+  EXPECT_TRUE(resumes(session));  // the previous key still decrypts
+  session = ticket();
+  for (size_t i = 0; i <= core::tls::TicketKeys::kKept; ++i) keys.Rotate();
+  EXPECT_FALSE(resumes(session));  // its key is retired: a full handshake
 }
 
 }  // namespace

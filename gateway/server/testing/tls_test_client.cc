@@ -83,7 +83,8 @@ TlsTestClient::TlsTestClient(uint16_t port, const TlsOptions& options, std::stri
   SSL_CTX_set_min_proto_version(ctx_, options.min_version);
   SSL_CTX_set_max_proto_version(ctx_, options.max_version);
   if (options.min_version < TLS1_2_VERSION) SSL_CTX_set_security_level(ctx_, 0);  // allow 1.0/1.1
-  SSL_CTX_set_session_cache_mode(ctx_, SSL_SESS_CACHE_CLIENT);
+  // No client cache: freeing the context would mark its sessions not resumable (Session()).
+  SSL_CTX_set_session_cache_mode(ctx_, SSL_SESS_CACHE_OFF);
   if (!options.client_cert_pem.empty()) {
     BIO* cert_bio = BIO_new_mem_buf(options.client_cert_pem.data(),
                                     static_cast<int>(options.client_cert_pem.size()));
@@ -122,7 +123,12 @@ TlsTestClient::TlsTestClient(uint16_t port, const TlsOptions& options, std::stri
 }
 
 TlsTestClient::~TlsTestClient() {
-  if (ssl_ != nullptr) SSL_free(ssl_);
+  if (ssl_ != nullptr) {
+    // Freed without a shutdown, OpenSSL marks the session not resumable: end it quietly first.
+    SSL_set_quiet_shutdown(ssl_, 1);
+    SSL_shutdown(ssl_);
+    SSL_free(ssl_);
+  }
   if (ctx_ != nullptr) SSL_CTX_free(ctx_);
   if (fd_ >= 0) close(fd_);
 }
