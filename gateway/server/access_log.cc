@@ -190,12 +190,14 @@ void AppendJsonString(std::string_view text, std::string* out) {
 }
 
 void AccessLogBuffer::Append(const AccessRecord& r, uint64_t now_ms) {
-  // The longest the line can be: the field names and punctuation (under 200 bytes), the time
+  // The longest the line can be: the field names and punctuation (under 260 bytes), the time
   // (24), four numbers, and every string escaped at worst.
   const size_t bound =
-      200 + 24 + 4 * kLongestNumber + JsonStringBound(r.client) + JsonStringBound(r.method) +
+      260 + 24 + 4 * kLongestNumber + JsonStringBound(r.client) + JsonStringBound(r.method) +
       JsonStringBound(r.path) + JsonStringBound(r.host) + JsonStringBound(r.upstream) +
-      JsonStringBound(r.route) + JsonStringBound(r.rule) + JsonStringBound(r.reason);
+      JsonStringBound(r.route) + JsonStringBound(r.rule) + JsonStringBound(r.reason) +
+      JsonStringBound(r.tls_version) + JsonStringBound(r.sni) +
+      JsonStringBound(r.client_cert_sha256) + JsonStringBound(r.client_cert_subject);
   if (size_ + bound > capacity_) {
     Flush();
     if (bound > capacity_) {  // a line longer than the whole buffer (a huge target)
@@ -224,6 +226,14 @@ void AccessLogBuffer::Append(const AccessRecord& r, uint64_t now_ms) {
   p = WriteStringField(",\"route\":", r.route, p);
   p = WriteStringField(",\"rule\":", r.rule, p);
   if (!r.reason.empty()) p = WriteStringField(",\"reason\":", r.reason, p);
+  if (!r.tls_version.empty()) {
+    p = WriteStringField(",\"tls\":", r.tls_version, p);
+    p = WriteStringField(",\"sni\":", r.sni, p);
+  }
+  if (!r.client_cert_sha256.empty()) {
+    p = WriteStringField(",\"client_cert\":", r.client_cert_sha256, p);
+    p = WriteStringField(",\"client_subject\":", r.client_cert_subject, p);
+  }
   p = WriteLiteral("}\n", p);
   size_ = static_cast<size_t>(p - data_.get());
   if (size_ >= kFlushBytes) Flush();

@@ -5,9 +5,10 @@
 //    "upstream":"10.0.0.7:3000","route":"httproute/infra/web","rule":"0.0"}
 //
 // ("reason" is added for requests the gateway answered itself with an error: "no_route",
-// "bad_upstream_response", the codec's reason, ...). `path` is the request target as received
-// (path and query), `bytes` what was sent to the client (head and body), `time` the moment the
-// request head was complete.
+// "bad_upstream_response", the codec's reason, ...; over TLS "tls" (the version) and "sni", and
+// with a client certificate "client_cert" (SHA-256 fingerprint) and "client_subject"). `path` is
+// the request target as received (path and query), `bytes` what was sent to the client (head and
+// body), `time` the moment the request head was complete.
 //
 // AccessLogSink is the destination shared by every worker (a file opened O_APPEND, or
 // stderr/stdout); AccessLogBuffer is one worker's buffer in front of it, written with one
@@ -62,6 +63,12 @@ struct AccessRecord {
   std::string_view route;     // the matched route's key, empty when none
   std::string_view rule;      // the matched rule entry's id
   std::string_view reason;    // empty unless the gateway answered an error itself
+  // TLS connections: the version, the SNI, and the client certificate's fingerprint and
+  // subject (empty without one).
+  std::string_view tls_version;
+  std::string_view sni;
+  std::string_view client_cert_sha256;
+  std::string_view client_cert_subject;
 };
 
 class AccessLogBuffer {

@@ -1319,6 +1319,14 @@ void ClientConnection::LogRequest() {
     record.rule = action_->rule_id;
   }
   record.reason = reason_;
+  if (transport_->secure()) {
+    record.tls_version = transport_->version();
+    record.sni = transport_->server_name();
+    if (const core::tls::PeerCertificate* peer = transport_->peer_certificate()) {
+      record.client_cert_sha256 = peer->sha256;
+      record.client_cert_subject = peer->subject;
+    }
+  }
   log->Append(record, worker_->loop().now_ms());
 }
 

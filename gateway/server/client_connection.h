@@ -97,6 +97,9 @@ class ClientConnection final : public EventHandler,
   std::string_view query() const override { return query_; }
   std::string_view host() const override { return host_; }
   std::string_view scheme() const override { return transport_->secure() ? "https" : "http"; }
+  const core::tls::PeerCertificate* client_certificate() const override {
+    return transport_->peer_certificate();
+  }
   uint16_t listener_port() const override { return listener_port_; }
   std::string_view client_address() const override { return client_ip_; }
   std::string_view matched_prefix() const override;

@@ -5,7 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -71,6 +75,12 @@ class TlsTest : public ::testing::Test {
     DataPlaneOptions options;
     options.workers = 2;
     options.default_address = "127.0.0.1";
+    log_path_ = std::filesystem::temp_directory_path() /
+                ("portico-tls-test-" + std::to_string(getpid()) + ".log");
+    std::filesystem::remove(log_path_);
+    auto sink = AccessLogSink::Open(log_path_.string());
+    ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+    options.access_log = *sink;
     plane_ = std::make_unique<DataPlane>(options);
     ASSERT_TRUE(plane_->Start().ok());
     default_ = Cert({"default.test"});
@@ -114,6 +124,23 @@ class TlsTest : public ::testing::Test {
     return b;
   }
 
+  void TearDown() override {
+    plane_.reset();
+    std::filesystem::remove(log_path_);
+  }
+
+  // LogLines waits until the access log holds `count` lines (buffers flush within 100 ms).
+  std::vector<std::string> LogLines(size_t count) {
+    std::vector<std::string> lines;
+    WaitFor([&] {
+      lines.clear();
+      std::ifstream in(log_path_);
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      return lines.size() >= count;
+    });
+    return lines;
+  }
+
   std::vector<core::SyncNack> Apply(const SnapshotBuilder& b) {
     std::vector<core::SyncNack> nacks = ApplySnapshot(plane_.get(), b, ++generation_);
     EXPECT_EQ(plane_->MinWorkerGeneration(), generation_);
@@ -130,6 +157,7 @@ class TlsTest : public ::testing::Test {
   TestUpstream a_{"a"};
   TestUpstream b_{"b"};
   std::unique_ptr<DataPlane> plane_;
+  std::filesystem::path log_path_;
   uint64_t generation_ = 0;
   sdk::testing::TestCertificate default_, wildcard_, exact_, shop_;
 };
@@ -348,6 +376,18 @@ TEST_F(TlsTest, ClientCertificatesAreRequiredOrFallBackInsecurely) {
     ASSERT_TRUE(trusted.ok()) << trusted.handshake_error();
     EXPECT_EQ(trusted.Get("/", "shop.test").status, 200);
     EXPECT_TRUE(trusted.CertificateRequested());
+    // The access log names the version, the SNI and the client certificate.
+    const std::string fingerprint = Fingerprint(client.cert_pem);
+    EXPECT_TRUE(WaitFor([&] {
+      for (const std::string& line : LogLines(1)) {
+        if (line.find(R"("client_cert":")" + fingerprint + "\"") != std::string::npos &&
+            line.find(R"("tls":"TLSv1.3","sni":"shop.test")") != std::string::npos &&
+            line.find(R"("client_subject":"CN=default")") != std::string::npos) {
+          return true;
+        }
+      }
+      return false;
+    }));
 
     TlsOptions wrong = Sni("shop.test");
     wrong.client_cert_pem = stranger.cert_pem;

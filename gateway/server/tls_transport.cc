@@ -1,8 +1,10 @@
 // tls_transport.cc: see tls_transport.h.
 #include "gateway/server/tls_transport.h"
 
+#include <arpa/inet.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/x509v3.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -167,10 +169,70 @@ void TlsTransport::ShutdownWrite() {
 
 void TlsTransport::Close() {
   if (ssl_ != nullptr) {
+    // A session that ended cleanly stays resumable by its id: OpenSSL drops a session freed
+    // without a shutdown from the cache (a client closing first would never resume).
+    if (failure_.empty() && SSL_is_init_finished(ssl_)) {
+      SSL_set_shutdown(ssl_, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    }
     SSL_free(ssl_);
     ssl_ = nullptr;
   }
   socket_->Close();
+}
+
+std::string_view TlsTransport::version() const {
+  return ssl_ != nullptr && SSL_is_init_finished(ssl_) ? SSL_get_version(ssl_) : "";
+}
+
+const core::tls::PeerCertificate* TlsTransport::peer_certificate() {
+  if (peer_read_ || ssl_ == nullptr || !SSL_is_init_finished(ssl_)) return peer_.get();
+  peer_read_ = true;
+  X509* cert = SSL_get0_peer_certificate(ssl_);
+  if (cert == nullptr) return nullptr;
+  auto peer = std::make_unique<core::tls::PeerCertificate>();
+  if (BIO* bio = BIO_new(BIO_s_mem())) {
+    X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
+    char* data = nullptr;
+    const long size = BIO_get_mem_data(bio, &data);
+    if (size > 0) peer->subject.assign(data, static_cast<size_t>(size));
+    BIO_free(bio);
+  }
+  if (auto* names = static_cast<GENERAL_NAMES*>(
+          X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr))) {
+    for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+      const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+      const char* prefix = name->type == GEN_DNS     ? "DNS:"
+                           : name->type == GEN_URI   ? "URI:"
+                           : name->type == GEN_EMAIL ? "email:"
+                                                     : nullptr;
+      if (prefix != nullptr) {
+        const ASN1_IA5STRING* text = name->d.ia5;
+        peer->sans.push_back(prefix +
+                             std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
+                                         static_cast<size_t>(ASN1_STRING_length(text))));
+      } else if (name->type == GEN_IPADD) {
+        char text[64] = {};
+        const ASN1_OCTET_STRING* ip = name->d.iPAddress;
+        const int family = ASN1_STRING_length(ip) == 4 ? AF_INET : AF_INET6;
+        if (inet_ntop(family, ASN1_STRING_get0_data(ip), text, sizeof(text)) != nullptr) {
+          peer->sans.push_back(std::string("IP:") + text);
+        }
+      }
+    }
+    GENERAL_NAMES_free(names);
+  }
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (X509_digest(cert, EVP_sha256(), md, &length) == 1) {
+    static const char kHex[] = "0123456789abcdef";
+    for (unsigned int i = 0; i < length; ++i) {
+      peer->sha256 += kHex[md[i] >> 4];
+      peer->sha256 += kHex[md[i] & 15];
+    }
+  }
+  peer->verified = SSL_get_verify_result(ssl_) == X509_V_OK;
+  peer_ = std::move(peer);
+  return peer_.get();
 }
 
 std::string_view TlsTransport::server_name() const {

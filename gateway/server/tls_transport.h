@@ -49,6 +49,9 @@ class TlsTransport final : public Transport {
   bool WriteWaitsForReadable() const override { return write_waits_for_readable_; }
   bool secure() const override { return true; }
   std::string_view server_name() const override;
+  std::string_view version() const override;
+  // peer_certificate reads the client's certificate once, after the handshake.
+  const core::tls::PeerCertificate* peer_certificate() override;
 
   // failure is why the session failed ("" while it has not), for the connection's log.
   const std::string& failure() const { return failure_; }
@@ -65,6 +68,8 @@ class TlsTransport final : public Transport {
   bool read_waits_for_writable_ = false;
   bool write_waits_for_readable_ = false;
   std::string failure_;
+  bool peer_read_ = false;
+  std::unique_ptr<core::tls::PeerCertificate> peer_;
 };
 
 }  // namespace portico::gateway::server

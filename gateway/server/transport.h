@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/runtime/tls/peer_certificate.h"
+
 namespace portico::gateway::server {
 
 // IoResult is what a Read or Write did: kDone moved `bytes` (> 0; a write may be partial),
@@ -51,6 +53,10 @@ class Transport {
   // server_name is the TLS SNI the client sent ("" without TLS or SNI), once the handshake
   // got that far.
   virtual std::string_view server_name() const { return {}; }
+  // version is the TLS version ("TLSv1.3"; "" without TLS); peer_certificate the client's
+  // certificate (null without TLS or when none was presented).
+  virtual std::string_view version() const { return {}; }
+  virtual const core::tls::PeerCertificate* peer_certificate() { return nullptr; }
 };
 
 // PlainTransport is TCP as it is: recv, sendmsg (MSG_NOSIGNAL), shutdown, close.

@@ -30,6 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/runtime/tls/peer_certificate.h"
+
 namespace portico::core::filter {
 
 // FilterResult is what a hook decided (portico_filter_status).
@@ -98,6 +100,9 @@ class FilterContext {
   virtual std::string_view route_key() const = 0;       // "namespace/name"
   virtual std::string_view rule_name() const = 0;       // "" when the rule has none
   virtual int response_status() const = 0;              // 0 before the response head
+  // The client certificate of a TLS connection that presented one (else null), valid while the
+  // request lasts.
+  virtual const tls::PeerCertificate* client_certificate() const { return nullptr; }
 
   // Changes to the request sent upstream.
   virtual void SetPath(std::string_view path) = 0;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "portico/sdk/abi.h"
@@ -47,8 +48,20 @@ bool ServerTlsSet::OnClientHello(SSL* ssl, std::string_view server_name) const {
   std::string why;
   const Selection chosen = Choose(Lower(server_name), &why);
   if (chosen.context == nullptr) {
-    spdlog::info("TLS handshake on {}:{} refused: {}", address_.empty() ? "*" : address_, port_,
-                 why);
+    // At most one line per second per set: refused handshakes cost a client nothing.
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+    int64_t last = last_log_ms_.load(std::memory_order_relaxed);
+    if (now_ms - last >= 1000 &&
+        last_log_ms_.compare_exchange_strong(last, now_ms, std::memory_order_relaxed)) {
+      const uint64_t quiet = suppressed_.exchange(0, std::memory_order_relaxed);
+      spdlog::info("TLS handshake on {}:{} refused: {}{}", address_.empty() ? "*" : address_, port_,
+                   why,
+                   quiet == 0 ? "" : " (" + std::to_string(quiet) + " more since the last line)");
+    } else {
+      suppressed_.fetch_add(1, std::memory_order_relaxed);
+    }
     return false;
   }
   if (chosen.context->ctx() != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, chosen.context->ctx());

@@ -34,6 +34,7 @@
 
 #include <openssl/ssl.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -92,6 +93,9 @@ class ServerTlsSet final : public SniSelector {
   std::vector<std::shared_ptr<const ServerContext>> distinct_;
   std::shared_ptr<const ClientValidation> validation_;
   std::vector<std::shared_ptr<const TlsPolicy>> policies_;  // targeting a listener of the set
+  // Refusal log rate limit (OnClientHello, any worker).
+  mutable std::atomic<int64_t> last_log_ms_{-1000000};
+  mutable std::atomic<uint64_t> suppressed_{0};
 };
 
 class TlsTable {
