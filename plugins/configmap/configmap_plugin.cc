@@ -136,8 +136,7 @@ Status StageConfigMap(const sdk::Txn& txn, const std::vector<sdk::Change>& chang
         if (entry == nullptr || !entry->IsObject() || json::GetString(*entry, "sha256").empty() ||
             json::GetString(*entry, "caPem").empty()) {
           txn.Nack(change.ref, change.ref.Display() +
-                                   ": synced view has no \"ca\" entry with "
-                                   "sha256 and caPem");
+                                   ": synced view has no \"ca\" entry with sha256 and caPem");
           return OkStatus();
         }
         std::string id = "ca/configmap/" + change.ref.ns + "/" + change.ref.name;
