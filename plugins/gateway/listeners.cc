@@ -129,7 +129,7 @@ std::vector<ListenerResult> ResolveListeners(const GatewaySpec& spec, const sdk:
       continue;
     }
     if (l.frontend_validation) {
-      // Client certificates are a TLSPolicy's business in Portico (plugins/tls).
+      // The pre-v1.4 listener field; Gateway API v1.4 moved it to spec.tls.frontend.
       r.accepted = {"Accepted", "False", "UnsupportedValue",
                     "tls.frontendValidation is not supported; use spec.tls.frontend or a "
                     "TLSPolicy for client certificates"};
