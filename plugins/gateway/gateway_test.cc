@@ -123,6 +123,64 @@ std::string Condition(const rapidjson::Value* conditions, std::string_view type)
   return "";
 }
 
+// CaConfigMap is a ConfigMap holding `pem` as its ca.crt.
+std::string CaConfigMap(std::string_view ns, std::string_view name, const std::string& pem) {
+  return R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + std::string(name) +
+         R"(","namespace":")" + std::string(ns) + R"("},"data":{"ca.crt":)" +
+         sdk::testing::detail::Quote(pem) + "}}";
+}
+
+// CaSecret is an Opaque Secret holding `pem` as its ca.crt.
+std::string CaSecret(std::string_view ns, std::string_view name, const std::string& pem) {
+  return R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":")" + std::string(name) +
+         R"(","namespace":")" + std::string(ns) + R"("},"data":{"ca.crt":")" + Base64Encode(pem) +
+         R"("}})";
+}
+
+// CaSha256 is the sha256 a ConfigMap's or Secret's export gives its ca.crt.
+std::string CaSha256(const ProcessOutcome& out) {
+  auto doc = json::Parse(out.export_json.value_or(""));
+  const rapidjson::Value* ca = doc.ok() ? json::Find(*doc, "ca") : nullptr;
+  return ca != nullptr ? json::GetString(*ca, "sha256") : "";
+}
+
+// Frontend renders spec.tls.frontend with a default validation and per-port ones
+// ({port, validation JSON or ""}).
+std::string Frontend(std::string_view default_validation,
+                     std::vector<std::pair<int, std::string>> per_port = {}) {
+  std::string out = R"(,"tls":{"frontend":{"default":{)";
+  if (!default_validation.empty()) out += R"("validation":)" + std::string(default_validation);
+  out += "}";
+  if (!per_port.empty()) {
+    out += R"(,"perPort":[)";
+    for (size_t i = 0; i < per_port.size(); ++i) {
+      out += (i > 0 ? "," : "") + std::string(R"({"port":)") + std::to_string(per_port[i].first) +
+             R"(,"tls":{)" +
+             (per_port[i].second.empty() ? "" : R"("validation":)" + per_port[i].second) + "}}";
+    }
+    out += "]";
+  }
+  return out + "}}";
+}
+
+// Validation renders a validation with one CA reference (kind, name[, namespace]).
+std::string Validation(std::string_view kind, std::string_view name, std::string_view ns = "",
+                       std::string_view mode = "") {
+  std::string out = R"({"caCertificateRefs":[{"group":"","kind":")" + std::string(kind) +
+                    R"(","name":")" + std::string(name) + "\"";
+  if (!ns.empty()) out += R"(,"namespace":")" + std::string(ns) + "\"";
+  out += "}]";
+  if (!mode.empty()) out += R"(,"mode":")" + std::string(mode) + "\"";
+  return out + "}";
+}
+
+// HttpsListener: an HTTPS listener named `name` on `port` with the certificate Secret "cert".
+std::string HttpsListener(std::string_view name, int port, std::string_view hostname = "") {
+  return R"({"name":")" + std::string(name) + R"(","port":)" + std::to_string(port) +
+         (hostname.empty() ? "" : R"(,"hostname":")" + std::string(hostname) + "\"") +
+         R"(,"protocol":"HTTPS","tls":{"certificateRefs":[{"name":"cert"}]}})";
+}
+
 // GatewayCondition: "Status/Reason" of a Gateway-level condition in a status document.
 std::string GatewayCondition(const std::string& status, std::string_view type) {
   auto doc = json::Parse(status);
@@ -160,6 +218,7 @@ class plugin_gateway : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(host_.Load(PLUGIN_PATH).ok());
     ASSERT_TRUE(host_.Load(SECRET_PLUGIN_PATH).ok());
+    ASSERT_TRUE(host_.Load(CONFIGMAP_PLUGIN_PATH).ok());
     ASSERT_TRUE(host_.Load(REFERENCEGRANT_PLUGIN_PATH).ok());
     ASSERT_TRUE(host_.Load(NAMESPACE_PLUGIN_PATH).ok());
   }
@@ -177,9 +236,9 @@ TEST_F(plugin_gateway, RegistersBothKinds) {
   ASSERT_NE(gw, nullptr);
   EXPECT_EQ(gw->short_names, std::vector<std::string>{"gtw"});
   EXPECT_EQ(gw->versions, (std::vector<std::string>{"v1", "v1beta1"}));
-  EXPECT_EQ(gw->reads,
-            (std::vector<std::string>{"GatewayClass.gateway.networking.k8s.io", "Namespace",
-                                      "Secret", "ReferenceGrant.gateway.networking.k8s.io"}));
+  EXPECT_EQ(gw->reads, (std::vector<std::string>{"GatewayClass.gateway.networking.k8s.io",
+                                                 "Namespace", "Secret", "ConfigMap",
+                                                 "ReferenceGrant.gateway.networking.k8s.io"}));
   EXPECT_EQ(gw->sync_policy, PORTICO_SYNC_ATTACHED);
 }
 
@@ -558,6 +617,230 @@ TEST_F(plugin_gateway, ParametersAndClientCertificatesAreNotSupported) {
   EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "False/ListenersNotValid");
 }
 
+// GatewayFrontendClientCertificateValidation: the default validation applies to every HTTPS
+// port, a perPort entry overrides it; CAs come from ConfigMaps and Secrets, as their sha256.
+TEST_F(plugin_gateway, FrontendValidationResolvesCaConfigMapsAndSecrets) {
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
+  ASSERT_TRUE(host_.Apply(TlsSecret("default", "cert", Certificate({"*.org"}))).ok());
+  const std::string pem1 = Certificate({}).cert_pem, pem2 = Certificate({}).cert_pem;
+  ProcessOutcome cm = host_.Apply(CaConfigMap("default", "client-ca", pem1));
+  ProcessOutcome secret = host_.Apply(CaSecret("default", "port-ca", pem2));
+  ASSERT_TRUE(cm.ok() && secret.ok()) << cm.status << secret.status;
+  ASSERT_FALSE(CaSha256(cm).empty());
+  ASSERT_NE(CaSha256(cm), CaSha256(secret));
+
+  std::string listeners = "[" + HttpsListener("https", 443) + "," +
+                          HttpsListener("https-with-hostname", 8443, "second-example.org") + "," +
+                          R"({"name":"http","port":80,"protocol":"HTTP"}])";
+  ProcessOutcome out = Gateway(GatewayWithListeners(
+      listeners,
+      Frontend(Validation("ConfigMap", "client-ca"), {{8443, Validation("Secret", "port-ca")},
+                                                      {80, Validation("ConfigMap", "missing")}})));
+  ASSERT_TRUE(out.ok()) << out.status;
+  for (const char* l : {"https", "https-with-hostname", "http"}) {
+    EXPECT_EQ(ListenerCondition(*out.status_json, l, "Accepted"), "True/Accepted") << l;
+    EXPECT_EQ(ListenerCondition(*out.status_json, l, "ResolvedRefs"), "True/ResolvedRefs") << l;
+    EXPECT_EQ(ListenerCondition(*out.status_json, l, "Programmed"), "Unknown/Pending") << l;
+  }
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "True/Accepted");
+  EXPECT_EQ(GatewayCondition(*out.status_json, "InsecureFrontendValidationMode"), "");
+  ASSERT_TRUE(out.synced.has_value());
+  EXPECT_THAT(*out.synced,
+              HasSubstr(R"("frontendValidation":[{"port":443,"mode":"AllowValidOnly",)"
+                        R"("caCertificates":[{"ref":{"kind":"ConfigMap","namespace":"default",)"
+                        R"("name":"client-ca"},"sha256":")" +
+                        CaSha256(cm) +
+                        R"("}]},{"port":8443,"mode":"AllowValidOnly","caCertificates":[{"ref":)"
+                        R"({"kind":"Secret","namespace":"default","name":"port-ca"},"sha256":")" +
+                        CaSha256(secret) + R"("}]}])"));
+  EXPECT_EQ(out.synced->find("BEGIN"), std::string::npos);  // never material
+  // The CA objects go wherever the Gateway goes; the HTTP port's validation is never read.
+  EXPECT_THAT(out.links,
+              ::testing::Contains(std::make_pair(ObjectRef{"", "ConfigMap", "default", "client-ca"},
+                                                 PORTICO_LINK_REFERENCE)));
+  EXPECT_THAT(out.links,
+              ::testing::Contains(std::make_pair(ObjectRef{"", "Secret", "default", "port-ca"},
+                                                 PORTICO_LINK_REFERENCE)));
+  EXPECT_THAT(out.reads, ::testing::Contains("get ConfigMap default/client-ca hit"));
+  EXPECT_THAT(out.reads, Not(::testing::Contains("get ConfigMap default/missing miss")));
+
+  // A perPort entry without validation switches it off for its port.
+  out = Gateway(GatewayWithListeners(listeners,
+                                     Frontend(Validation("ConfigMap", "client-ca"), {{8443, ""}})));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_THAT(*out.synced, HasSubstr(R"("frontendValidation":[{"port":443,)"));
+  EXPECT_THAT(*out.synced, Not(HasSubstr(R"("port":8443,"mode")")));
+  // Without spec.tls.frontend the view has no frontendValidation at all.
+  out = Gateway(GatewayWithListeners(listeners));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_THAT(*out.synced, Not(HasSubstr("frontendValidation")));
+}
+
+// GatewayInvalidFrontendClientCertificateValidation: each invalid perPort validation fails only
+// its port's listener, with the Gateway API's reasons.
+TEST_F(plugin_gateway, InvalidFrontendValidationFailsOnlyItsListeners) {
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
+  ASSERT_TRUE(
+      host_.Apply(TlsSecret("gateway-conformance-infra", "cert", Certificate({"*.org"}))).ok());
+  ASSERT_TRUE(
+      host_.Apply(CaConfigMap("gateway-conformance-infra", "ca", Certificate({}).cert_pem)).ok());
+  ASSERT_TRUE(host_
+                  .Apply(CaConfigMap("gateway-conformance-web-backend", "web-backend-cm",
+                                     Certificate({}).cert_pem))
+                  .ok());
+  ASSERT_TRUE(host_.Apply(CaConfigMap("gateway-conformance-infra", "garbage", "Hello")).ok());
+  std::string gateway =
+      R"({"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway","metadata":{)"
+      R"("name":"invalid","namespace":"gateway-conformance-infra"},"spec":{)"
+      R"("gatewayClassName":"portico","listeners":[)" +
+      HttpsListener("https", 443) + "," + HttpsListener("https-unresolved", 7443, "first.org") +
+      "," + HttpsListener("https-invalid-kind", 8443, "second.org") + "," +
+      HttpsListener("https-grant-missing", 6443, "fourth.org") + "," +
+      HttpsListener("https-garbage", 5443, "fifth.org") + "," +
+      HttpsListener("https-partly", 4443, "sixth.org") + "]" +
+      Frontend(
+          Validation("ConfigMap", "ca"),
+          {{7443, Validation("ConfigMap", "non-exisitng-cm")},
+           {8443, Validation("Service", "infra-backend-v2")},
+           {6443, Validation("ConfigMap", "web-backend-cm", "gateway-conformance-web-backend")},
+           {5443, Validation("ConfigMap", "garbage")},
+           {4443, R"({"caCertificateRefs":[{"group":"","kind":"ConfigMap","name":"ca"},)"
+                  R"({"group":"","kind":"ConfigMap","name":"gone"}]})"}}) +
+      "}}";
+  ProcessOutcome out = Gateway(gateway);
+  ASSERT_TRUE(out.ok()) << out.status;
+  const std::string& status = *out.status_json;
+  EXPECT_EQ(ListenerCondition(status, "https", "ResolvedRefs"), "True/ResolvedRefs");
+  EXPECT_EQ(ListenerCondition(status, "https", "Accepted"), "True/Accepted");
+  struct Want {
+    const char* listener;
+    const char* resolved;
+    const char* accepted;
+    const char* message;
+  } wants[] = {
+      {"https-unresolved", "False/InvalidCACertificateRef", "False/NoValidCACertificate",
+       "spec.tls.frontend.perPort[0].tls.validation.caCertificateRefs[0]: ConfigMap "
+       "gateway-conformance-infra/non-exisitng-cm does not exist"},
+      {"https-invalid-kind", "False/InvalidCACertificateKind", "False/NoValidCACertificate",
+       "spec.tls.frontend.perPort[1].tls.validation.caCertificateRefs[0]: Service "
+       "gateway-conformance-infra/infra-backend-v2 is not supported; only core ConfigMaps and "
+       "Secrets are"},
+      {"https-grant-missing", "False/RefNotPermitted", "False/NoValidCACertificate",
+       "ConfigMap gateway-conformance-web-backend/web-backend-cm is in another namespace"},
+      {"https-garbage", "False/InvalidCACertificateRef", "False/NoValidCACertificate",
+       "ConfigMap gateway-conformance-infra/garbage: ca.crt: no PEM certificate found"},
+      // One CA of two unusable: accepted, but not programmed with a narrower trust set.
+      {"https-partly", "False/InvalidCACertificateRef", "True/Accepted",
+       "caCertificateRefs[1]: ConfigMap gateway-conformance-infra/gone does not exist"},
+  };
+  for (const Want& w : wants) {
+    EXPECT_EQ(ListenerCondition(status, w.listener, "ResolvedRefs"), w.resolved) << w.listener;
+    EXPECT_EQ(ListenerCondition(status, w.listener, "Accepted"), w.accepted) << w.listener;
+    EXPECT_EQ(ListenerCondition(status, w.listener, "Programmed"), "False/Invalid") << w.listener;
+    EXPECT_THAT(status, HasSubstr(w.message));
+  }
+  EXPECT_EQ(GatewayCondition(status, "Accepted"), "True/ListenersNotValid");
+  // Only the valid listener is synced, with its own port's validation.
+  auto view = json::Parse(*out.synced);
+  ASSERT_TRUE(view.ok());
+  ASSERT_EQ((*view)["listeners"].Size(), 1u);
+  EXPECT_EQ(json::GetString((*view)["listeners"][0], "name"), "https");
+  ASSERT_EQ((*view)["frontendValidation"].Size(), 1u);
+  EXPECT_EQ(json::GetInt((*view)["frontendValidation"][0], "port"), 443);
+
+  // A ReferenceGrant for ConfigMaps fixes the cross-namespace reference.
+  ASSERT_TRUE(
+      host_
+          .Apply(R"({"apiVersion":"gateway.networking.k8s.io/v1beta1","kind":)"
+                 R"("ReferenceGrant","metadata":{"name":"cm","namespace":)"
+                 R"("gateway-conformance-web-backend"},"spec":{"from":[{"group":)"
+                 R"("gateway.networking.k8s.io","kind":"Gateway","namespace":)"
+                 R"("gateway-conformance-infra"}],"to":[{"group":"","kind":"ConfigMap"}]}})")
+          .ok());
+  out = Gateway(gateway);
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https-grant-missing", "ResolvedRefs"),
+            "True/ResolvedRefs");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https-grant-missing", "Programmed"),
+            "Unknown/Pending");
+  EXPECT_THAT(*out.synced,
+              HasSubstr(R"({"ref":{"kind":"ConfigMap","namespace":)"
+                        R"("gateway-conformance-web-backend","name":"web-backend-cm"},"sha256":)"));
+}
+
+// GatewayFrontendInvalidDefaultClientCertificateValidation: an unusable default fails the HTTPS
+// listener; the HTTP listener and its port's validation are untouched.
+TEST_F(plugin_gateway, InvalidDefaultValidationLeavesHttpListenersAlone) {
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
+  ASSERT_TRUE(host_.Apply(TlsSecret("default", "cert", Certificate({"*.org"}))).ok());
+  ASSERT_TRUE(host_.Apply(CaConfigMap("default", "per-port", Certificate({}).cert_pem)).ok());
+  ProcessOutcome out = Gateway(GatewayWithListeners(
+      "[" + HttpsListener("https", 443) + R"(,{"name":"http","port":80,"protocol":"HTTP"}])",
+      Frontend(Validation("ConfigMap", "does-not-exist"),
+               {{80, Validation("ConfigMap", "per-port")}})));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(ListenerCondition(*out.status_json, "http", "Accepted"), "True/Accepted");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "http", "ResolvedRefs"), "True/ResolvedRefs");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https", "ResolvedRefs"),
+            "False/InvalidCACertificateRef");
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https", "Accepted"), "False/NoValidCACertificate");
+  EXPECT_THAT(*out.status_json,
+              HasSubstr("spec.tls.frontend.default.validation.caCertificateRefs[0]: ConfigMap "
+                        "default/does-not-exist does not exist"));
+  EXPECT_EQ(GatewayCondition(*out.status_json, "Accepted"), "True/ListenersNotValid");
+  auto view = json::Parse(*out.synced);
+  ASSERT_TRUE(view.ok());
+  ASSERT_EQ((*view)["listeners"].Size(), 1u);
+  EXPECT_EQ(json::GetString((*view)["listeners"][0], "name"), "http");
+  EXPECT_FALSE(view->HasMember("frontendValidation"));
+  // Nothing of the failed listener is linked: neither its certificate nor a CA.
+  for (const auto& [ref, type] : out.links) EXPECT_EQ(ref.kind, "GatewayClass") << ref.Display();
+}
+
+// GatewayFrontendClientCertificateValidationInsecureFallback: the mode travels to gateways and
+// the Gateway says it is insecure.
+TEST_F(plugin_gateway, InsecureFallbackIsFlaggedOnTheGateway) {
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
+  ASSERT_TRUE(host_.Apply(TlsSecret("default", "cert", Certificate({"*.org"}))).ok());
+  ASSERT_TRUE(host_.Apply(CaConfigMap("default", "ca", Certificate({}).cert_pem)).ok());
+  std::string listeners = "[" + HttpsListener("https", 443) + "," +
+                          HttpsListener("https-with-hostname", 8443, "second-example.org") + "]";
+  ProcessOutcome out = Gateway(GatewayWithListeners(
+      listeners, Frontend(Validation("ConfigMap", "ca", "", "AllowInsecureFallback"),
+                          {{8443, Validation("ConfigMap", "ca")}})));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(GatewayCondition(*out.status_json, "InsecureFrontendValidationMode"),
+            "True/ConfigurationChanged");
+  EXPECT_THAT(*out.status_json, HasSubstr("without a trusted certificate on listeners: https\""));
+  EXPECT_THAT(*out.synced, HasSubstr(R"({"port":443,"mode":"AllowInsecureFallback",)"));
+  EXPECT_THAT(*out.synced, HasSubstr(R"({"port":8443,"mode":"AllowValidOnly",)"));
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https", "ResolvedRefs"), "True/ResolvedRefs");
+  // Secure everywhere: no condition.
+  out = Gateway(GatewayWithListeners(listeners, Frontend(Validation("ConfigMap", "ca"))));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(GatewayCondition(*out.status_json, "InsecureFrontendValidationMode"), "");
+}
+
+// A CA that arrives after its Gateway fixes it: the Gateway's read of it is recorded.
+TEST_F(plugin_gateway, LateCaConfigMapResolvesTheListener) {
+  FakeWorld world(host_);
+  ASSERT_TRUE(world.Put(kGatewayClass).ok());
+  ASSERT_TRUE(world
+                  .Put(GatewayWithListeners("[" + HttpsListener("https", 443) + "]",
+                                            Frontend(Validation("ConfigMap", "ca"))))
+                  .ok());
+  ASSERT_TRUE(world.Put(TlsSecret("default", "cert", Certificate({"*.org"}))).ok());
+  ASSERT_TRUE(world.Settle().ok());
+  ObjectRef gw{kGroup, "Gateway", "default", "web"};
+  EXPECT_EQ(ListenerCondition(*world.AggregatedStatus(gw), "https", "Accepted"),
+            "False/NoValidCACertificate");
+  ASSERT_TRUE(world.Put(CaConfigMap("default", "ca", Certificate({}).cert_pem)).ok());
+  ASSERT_TRUE(world.Settle().ok());
+  EXPECT_EQ(ListenerCondition(*world.AggregatedStatus(gw), "https", "Accepted"), "True/Accepted");
+  EXPECT_EQ(ListenerCondition(*world.AggregatedStatus(gw), "https", "ResolvedRefs"),
+            "True/ResolvedRefs");
+}
+
 // Every permutation of the objects a cross-namespace HTTPS Gateway depends on settles to the
 // same status: the fake world re-processes everything until a fixed point (fake_world.h).
 TEST_F(plugin_gateway, StatusIsIndependentOfTheOrderObjectsArrive) {
@@ -659,6 +942,22 @@ TEST_F(plugin_gateway, CrossFieldRules) {
        "spec.listeners[0].tls.mode: tls mode must be Terminate for protocol HTTPS"},
       {R"([{"name":"a","port":443,"protocol":"TLS","tls":{"certificateRefs":[{"name":"c"}]}}])", "",
        "spec.listeners[0].tls.mode: tls mode must be set for protocol TLS"},
+      {"[" + http + "]", R"(,"tls":{"frontend":{}})", "spec.tls.frontend.default: is required"},
+      {"[" + http + "]", Frontend(Validation("ConfigMap", "ca", "", "Sometimes")),
+       "spec.tls.frontend.default.validation.mode: \"Sometimes\" is not AllowValidOnly or "
+       "AllowInsecureFallback"},
+      {"[" + http + "]", Frontend(R"({"caCertificateRefs":[]})"),
+       "spec.tls.frontend.default.validation.caCertificateRefs: must list 1 to 8 references"},
+      {"[" + http + "]", Frontend(Validation("ConfigMap", "Bad_Name")),
+       "spec.tls.frontend.default.validation.caCertificateRefs[0].name: \"Bad_Name\" is not a "
+       "valid name"},
+      {"[" + http + "]", Frontend(Validation("ConfigMap", "ca", "Bad_NS")),
+       "caCertificateRefs[0].namespace: \"Bad_NS\" is not a valid namespace"},
+      {"[" + http + "]",
+       Frontend("", {{443, Validation("ConfigMap", "a")}, {443, Validation("ConfigMap", "b")}}),
+       "spec.tls.frontend.perPort[1].port: port 443 repeats spec.tls.frontend.perPort[0]"},
+      {"[" + http + "]", Frontend("", {{0, Validation("ConfigMap", "a")}}),
+       "spec.tls.frontend.perPort[0].port: must be 1-65535"},
   };
   for (const Case& c : cases) {
     ProcessOutcome out = Gateway(GatewayWithListeners(c.listeners, c.extra));

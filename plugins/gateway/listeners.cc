@@ -100,6 +100,10 @@ sdk::Condition ListenerResult::Programmed() const {
   if (!certificates_usable) {
     return {"Programmed", "False", "Invalid", "the listener has no usable certificate"};
   }
+  if (!frontend_usable) {
+    return {"Programmed", "False", "Invalid",
+            "the listener's client-certificate validation (spec.tls.frontend) is not resolved"};
+  }
   return {"Programmed", "Unknown", "Pending", "waiting for a gateway to apply it"};
 }
 
@@ -112,6 +116,7 @@ std::vector<sdk::Condition> ListenerResult::Conditions() const {
 std::vector<ListenerResult> ResolveListeners(const GatewaySpec& spec, const sdk::ObjectRef& gateway,
                                              sdk::ProcessContext* ctx) {
   std::vector<ListenerResult> results(spec.listeners.size());
+  std::map<int64_t, FrontendResolution> frontends;  // by port: resolved once, shared
   for (size_t i = 0; i < spec.listeners.size(); ++i) {
     const Listener& l = spec.listeners[i];
     ListenerResult& r = results[i];
@@ -124,10 +129,10 @@ std::vector<ListenerResult> ResolveListeners(const GatewaySpec& spec, const sdk:
       continue;
     }
     if (l.frontend_validation) {
-      // Client certificates are a TLSPolicy's business in Portico (plugins/tls).
+      // The pre-v1.4 listener field; Gateway API v1.4 moved it to spec.tls.frontend.
       r.accepted = {"Accepted", "False", "UnsupportedValue",
-                    "tls.frontendValidation is not supported; use a TLSPolicy for client "
-                    "certificates"};
+                    "tls.frontendValidation is not supported; use spec.tls.frontend or a "
+                    "TLSPolicy for client certificates"};
     }
     if (l.protocol == "HTTPS" && ctx != nullptr) {
       CertificateResolution certs = ResolveCertificates(l, gateway, *ctx);
@@ -140,6 +145,22 @@ std::vector<ListenerResult> ResolveListeners(const GatewaySpec& spec, const sdk:
         r.resolved = {"ResolvedRefs", "False", "InvalidCertificateRef",
                       "the listener references no certificate"};
         r.certificates_usable = false;
+      }
+      if (const FrontendValidation* v = FrontendValidationFor(spec, l.port)) {
+        auto it = frontends.find(l.port);
+        if (it == frontends.end()) {
+          it = frontends.emplace(l.port, ResolveFrontendValidation(*v, gateway, *ctx)).first;
+        }
+        const FrontendResolution& f = it->second;
+        r.frontend = f;
+        if (f.failure) {
+          if (r.certificates_usable) r.resolved = *f.failure;
+          r.frontend_usable = false;
+          if (f.ca_certificates.empty() && r.Valid()) {
+            r.accepted = {"Accepted", "False", "NoValidCACertificate",
+                          "no CA certificate of " + f.field + " is usable: " + f.failure->message};
+          }
+        }
       }
     }
   }

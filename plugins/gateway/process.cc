@@ -66,6 +66,23 @@ sdk::Condition Accepted(const GatewaySpec& spec, const std::vector<ListenerResul
           "listeners not valid: " + invalid + "; accepted: " + valid};
 }
 
+// InsecureFrontendMode is the InsecureFrontendValidationMode=True condition when an HTTPS
+// listener's client-certificate validation (spec.tls.frontend) is AllowInsecureFallback.
+std::optional<sdk::Condition> InsecureFrontendMode(const GatewaySpec& spec) {
+  std::string listeners;
+  for (const Listener& l : spec.listeners) {
+    if (l.protocol != "HTTPS") continue;
+    const FrontendValidation* v = FrontendValidationFor(spec, l.port);
+    if (v == nullptr || v->mode != "AllowInsecureFallback") continue;
+    listeners += (listeners.empty() ? "" : ", ") + l.name;
+  }
+  if (listeners.empty()) return std::nullopt;
+  return sdk::Condition{"InsecureFrontendValidationMode", "True", "ConfigurationChanged",
+                        "client-certificate validation mode AllowInsecureFallback accepts clients "
+                        "without a trusted certificate on listeners: " +
+                            listeners};
+}
+
 sdk::Condition Programmed(const sdk::Condition& accepted) {
   if (accepted.status != "True") {
     return {"Programmed", "False", "Invalid", "the Gateway is not accepted"};
@@ -111,13 +128,21 @@ Status ProcessGateway(const sdk::Object& obj, sdk::ProcessContext& ctx,
     // Sync scope: a Gateway goes to gateways serving it or its class; its certificates' material
     // goes wherever it goes.
     result.LinkParent({kGroup, "GatewayClass", "", spec->class_name});
+    // The CA bundles its programmable listeners validate client certificates against, too.
     for (const ListenerResult& l : listeners) {
+      if (!l.Programmable()) continue;
       for (const ResolvedCertificate& c : l.certificates) {
         result.LinkReference({"", "Secret", c.ns, c.name});
       }
+      if (!l.frontend) continue;
+      for (const ResolvedCaCertificate& ca : l.frontend->ca_certificates) {
+        result.LinkReference({"", ca.kind, ca.ns, ca.name});
+      }
     }
   }
-  result.SetStatus(StatusJson(obj, *spec, {accepted, Programmed(accepted)}, listeners));
+  std::vector<sdk::Condition> conditions{accepted, Programmed(accepted)};
+  if (auto insecure = InsecureFrontendMode(*spec)) conditions.push_back(std::move(*insecure));
+  result.SetStatus(StatusJson(obj, *spec, conditions, listeners));
   return OkStatus();
 }
 

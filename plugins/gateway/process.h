@@ -15,8 +15,12 @@
 // False/ListenersNotValid when none is. Programmed is False/Invalid for a Gateway that is not
 // accepted and Unknown/Pending otherwise: the controller sets it from gateway acknowledgements,
 // and writes status.addresses from the gateways serving it. Listener status carries
-// attachedRoutes 0 that routes' contributions raise. The synced view (listeners a gateway can
-// serve) exists only for an accepted Gateway of ours; the export always lists every listener.
+// attachedRoutes 0 that routes' contributions raise. InsecureFrontendValidationMode is
+// True/ConfigurationChanged when an HTTPS listener's spec.tls.frontend validation is
+// AllowInsecureFallback (absent otherwise). The synced view (listeners a gateway can serve)
+// exists only for an accepted Gateway of ours; the export always lists every listener. The
+// Gateway links (REFERENCE) the certificate Secrets and the CA ConfigMaps and Secrets of its
+// programmable listeners, so that their material is synced wherever it goes.
 // Threading: stateless; may run concurrently for different objects.
 #ifndef PORTICO_PLUGINS_GATEWAY_PROCESS_H_
 #define PORTICO_PLUGINS_GATEWAY_PROCESS_H_

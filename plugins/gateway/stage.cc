@@ -80,6 +80,69 @@ Status WriteListener(sdk::JsonWriter& w, const rapidjson::Value& l, const std::s
   return OkStatus();
 }
 
+// PortValidation is one port's client-certificate validation as the view carries it.
+struct PortValidation {
+  std::string mode;
+  struct Ca {
+    std::string kind, ns, name, sha256;
+  };
+  std::vector<Ca> ca_certificates;
+};
+
+// FrontendValidations reads the view's "frontendValidation" by port.
+StatusOr<std::map<int64_t, PortValidation>> FrontendValidations(const rapidjson::Value& view) {
+  std::map<int64_t, PortValidation> out;
+  const rapidjson::Value* list = json::Find(view, "frontendValidation");
+  if (list == nullptr) return out;
+  if (!list->IsArray()) return FieldError("frontendValidation", "must be an array");
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    const rapidjson::Value& v = (*list)[i];
+    std::string field = "frontendValidation[" + std::to_string(i) + "]";
+    if (!v.IsObject()) return FieldError(field, "must be an object");
+    std::optional<int64_t> port = json::GetInt(v, "port");
+    if (!port || *port < 1 || *port > 65535) return FieldError(field + ".port", "must be 1-65535");
+    PortValidation f;
+    PORTICO_ASSIGN_OR_RETURN(f.mode, RequiredString(v, "mode", field));
+    if (f.mode != "AllowValidOnly" && f.mode != "AllowInsecureFallback") {
+      return FieldError(field + ".mode",
+                        "\"" + f.mode + "\" is not AllowValidOnly or AllowInsecureFallback");
+    }
+    const rapidjson::Value* cas = json::Find(v, "caCertificates");
+    if (cas == nullptr || !cas->IsArray() || cas->Empty()) {
+      return FieldError(field + ".caCertificates", "must be a non-empty array");
+    }
+    for (rapidjson::SizeType j = 0; j < cas->Size(); ++j) {
+      const rapidjson::Value& c = (*cas)[j];
+      std::string sub = field + ".caCertificates[" + std::to_string(j) + "]";
+      const rapidjson::Value* ref = c.IsObject() ? json::Find(c, "ref") : nullptr;
+      if (ref == nullptr || !ref->IsObject()) return FieldError(sub + ".ref", "is required");
+      PortValidation::Ca ca;
+      PORTICO_ASSIGN_OR_RETURN(ca.kind, RequiredString(*ref, "kind", sub + ".ref"));
+      if (ca.kind != "ConfigMap" && ca.kind != "Secret") {
+        return FieldError(sub + ".ref.kind", "\"" + ca.kind + "\" is not ConfigMap or Secret");
+      }
+      PORTICO_ASSIGN_OR_RETURN(ca.ns, RequiredString(*ref, "namespace", sub + ".ref"));
+      PORTICO_ASSIGN_OR_RETURN(ca.name, RequiredString(*ref, "name", sub + ".ref"));
+      PORTICO_ASSIGN_OR_RETURN(ca.sha256, RequiredString(c, "sha256", sub));
+      f.ca_certificates.push_back(std::move(ca));
+    }
+    if (!out.emplace(*port, std::move(f)).second) {
+      return FieldError(field + ".port", "port " + std::to_string(*port) + " is repeated");
+    }
+  }
+  return out;
+}
+
+void WriteFrontendValidation(sdk::JsonWriter& w, const PortValidation& f) {
+  w.Key("frontendValidation").BeginObject().Field("mode", f.mode);
+  w.Key("caCertificates").BeginArray();
+  for (const PortValidation::Ca& ca : f.ca_certificates) {
+    w.BeginObject().Key("ref").BeginObject().Field("kind", ca.kind).Field("namespace", ca.ns);
+    w.Field("name", ca.name).EndObject().Field("sha256", ca.sha256).EndObject();
+  }
+  w.EndArray().EndObject();
+}
+
 // Addresses returns the distinct addresses the Gateway's listener sets are keyed by, in written
 // order; {""} when the view has none.
 StatusOr<std::vector<std::string>> Addresses(const rapidjson::Value& view) {
@@ -123,6 +186,18 @@ StatusOr<std::vector<ListenerSetEntry>> TranslateGateway(const sdk::ObjectRef& r
     by_port[*port].push_back(i);
   }
   PORTICO_ASSIGN_OR_RETURN(std::vector<std::string> addresses, Addresses(view));
+  PORTICO_ASSIGN_OR_RETURN(auto frontend, FrontendValidations(view));
+  for (const auto& [port, f] : frontend) {
+    auto it = by_port.find(port);
+    bool https = it != by_port.end() &&
+                 std::any_of(it->second.begin(), it->second.end(), [&](rapidjson::SizeType i) {
+                   return json::GetString((*listeners)[i], "protocol") == "HTTPS";
+                 });
+    if (!https) {
+      return FieldError("frontendValidation",
+                        "port " + std::to_string(port) + " has no HTTPS listener");
+    }
+  }
 
   std::vector<ListenerSetEntry> out;
   for (const std::string& address : addresses) {
@@ -135,7 +210,9 @@ StatusOr<std::vector<ListenerSetEntry>> TranslateGateway(const sdk::ObjectRef& r
         PORTICO_RETURN_IF_ERROR(
             WriteListener(w, (*listeners)[i], "listeners[" + std::to_string(i) + "]"));
       }
-      w.EndArray().EndObject();
+      w.EndArray();
+      if (auto f = frontend.find(port); f != frontend.end()) WriteFrontendValidation(w, f->second);
+      w.EndObject();
       std::string id = "gateway/" + ref.ns + "/" + ref.name + "/" + std::to_string(port);
       if (!address.empty()) id += "/" + address;
       out.push_back({std::move(id), w.Take()});

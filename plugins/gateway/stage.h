@@ -4,7 +4,10 @@
 // (address, port), the listeners on that port grouped in written order.
 //  - address: each distinct spec.addresses value of type IPAddress ("" when the Gateway has none,
 //    or for an IPAddress entry without value: the address the gateway process binds);
-//  - id: "gateway/<namespace>/<name>/<port>", with "/<address>" appended when the address is set.
+//  - id: "gateway/<namespace>/<name>/<port>", with "/<address>" appended when the address is set;
+//  - frontendValidation: the view's entry for the port (client-certificate validation of its
+//    HTTPS listeners, spec.tls.frontend), {mode, caCertificates: [{ref, sha256}]}; absent when
+//    the port has none.
 // A view that cannot be translated (not the shape views.h writes) is nacked: the Gateway keeps
 // its last good entries and the rest of the batch applies. A delete drops every entry.
 // Threading: stateless; stage() runs on the gateway's sync thread.

@@ -20,6 +20,7 @@ using sdk::testing::StageOutcome;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 constexpr char kGroup[] = "gateway.networking.k8s.io";
 constexpr char kFormat[] = "listener_set.v1";
@@ -59,6 +60,7 @@ class gateway_stage : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(host_.Load(PLUGIN_PATH).ok());
     ASSERT_TRUE(host_.Load(SECRET_PLUGIN_PATH).ok());
+    ASSERT_TRUE(host_.Load(CONFIGMAP_PLUGIN_PATH).ok());
     ASSERT_TRUE(host_.Load(REFERENCEGRANT_PLUGIN_PATH).ok());
     ASSERT_TRUE(host_.Load(NAMESPACE_PLUGIN_PATH).ok());
   }
@@ -188,6 +190,57 @@ TEST_F(gateway_stage, ProcessedHttpsGatewayCarriesCertificateReferences) {
   EXPECT_EQ(out.puts.begin()->second.json.find("BEGIN"), std::string::npos);  // never material
 }
 
+// Client-certificate validation goes on the (address, port) entry of its HTTPS port, with the
+// sha256 under which the CA's own handler stages the certificate.v1 "ca" entry.
+TEST_F(gateway_stage, FrontendValidationGoesOnItsPortsEntry) {
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
+  sdk::testing::TestCertificate cert = sdk::testing::MakeTestCertificate(
+      {{"*.example.com"}, kNowMs - kDayMs, kNowMs + 365 * kDayMs});
+  ASSERT_TRUE(host_
+                  .Apply(R"({"apiVersion":"v1","kind":"Secret","type":"kubernetes.io/tls",)"
+                         R"("metadata":{"name":"cert","namespace":"default"},"data":{"tls.crt":")" +
+                         sdk::Base64Encode(cert.cert_pem) + R"(","tls.key":")" +
+                         sdk::Base64Encode(cert.key_pem) + R"("}})")
+                  .ok());
+  const ObjectRef ca_ref{"", "ConfigMap", "default", "client-ca"};
+  ProcessOutcome ca = host_.Apply(
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"client-ca","namespace":)"
+      R"("default"},"data":{"ca.crt":)" +
+      sdk::testing::detail::Quote(cert.cert_pem) + "}}");
+  ASSERT_TRUE(ca.ok() && ca.synced.has_value()) << ca.status;
+  StageOutcome staged_ca = host_.Stage("", "ConfigMap", {FakeChange::Upsert(ca_ref, *ca.synced)});
+  ASSERT_TRUE(staged_ca.ok()) << staged_ca.status;
+  auto ca_entry = json::Parse(
+      staged_ca.puts.at({PORTICO_FORMAT_CERTIFICATE, "ca/configmap/default/client-ca"}).json);
+  ASSERT_TRUE(ca_entry.ok());
+  const std::string sha256 = json::GetString(*ca_entry, "sha256");
+  ASSERT_EQ(sha256.size(), 64u);
+
+  std::string view = Synced(GatewayWith(
+      R"("listeners":[{"name":"https","port":443,"protocol":"HTTPS",)"
+      R"("tls":{"certificateRefs":[{"name":"cert"}]}},{"name":"http","port":80,)"
+      R"("protocol":"HTTP"}],"addresses":[{"value":"10.0.0.7"},{"value":"::1"}],)"
+      R"("tls":{"frontend":{"default":{"validation":{"mode":"AllowInsecureFallback",)"
+      R"("caCertificateRefs":[{"group":"","kind":"ConfigMap","name":"client-ca"}]}}}})"));
+  StageOutcome out = Stage({FakeChange::Upsert({kGroup, "Gateway", "default", "web"}, view)});
+  ASSERT_TRUE(out.ok()) << out.status;
+  ASSERT_TRUE(out.nacks.empty()) << out.nacks[0].second;
+  const std::string frontend =
+      R"(,"frontendValidation":{"mode":"AllowInsecureFallback","caCertificates":[{"ref":)"
+      R"({"kind":"ConfigMap","namespace":"default","name":"client-ca"},"sha256":")" +
+      sha256 + R"("}]}})";
+  for (const char* address : {"10.0.0.7", "::1"}) {
+    const std::string& https =
+        out.puts.at({kFormat, "gateway/default/web/443/" + std::string(address)}).json;
+    EXPECT_THAT(https, ::testing::EndsWith(frontend)) << https;
+    const std::string& http =
+        out.puts.at({kFormat, "gateway/default/web/80/" + std::string(address)}).json;
+    EXPECT_THAT(http, Not(HasSubstr("frontendValidation"))) << http;  // not per listener
+  }
+  EXPECT_THAT(out.puts.at({kFormat, "gateway/default/web/443/::1"}).json,
+              HasSubstr(R"("tls":{"mode":"Terminate","certificates":[{"secretRef":)"));
+}
+
 TEST_F(gateway_stage, DeleteClearsEveryEntry) {
   ObjectRef gw{kGroup, "Gateway", "infra", "web"};
   ObjectRef other{kGroup, "Gateway", "infra", "other"};
@@ -231,6 +284,26 @@ TEST_F(gateway_stage, UntranslatableViewsAreNackedAndKeepTheirLastGoodEntries) {
       {R"({"listeners":[{"name":"h","port":80,"protocol":"HTTP"}],)"
        R"("addresses":[{"type":"Hostname","value":"gw.example.com"}]})",
        "addresses[0].type: \"Hostname\" is not supported (only IPAddress)"},
+      {R"({"listeners":[],"frontendValidation":{}})", "frontendValidation: must be an array"},
+      {R"({"listeners":[],"frontendValidation":[{"port":443,"mode":"AllowValidOnly",)"
+       R"("caCertificates":[{"ref":{"kind":"ConfigMap","namespace":"a","name":"b"},)"
+       R"("sha256":"aa"}]}]})",
+       "frontendValidation: port 443 has no HTTPS listener"},
+      {R"({"listeners":[],"frontendValidation":[{"port":443,"mode":"Optional",)"
+       R"("caCertificates":[]}]})",
+       "frontendValidation[0].mode: \"Optional\" is not AllowValidOnly or AllowInsecureFallback"},
+      {R"({"listeners":[],"frontendValidation":[{"port":443,"mode":"AllowValidOnly",)"
+       R"("caCertificates":[]}]})",
+       "frontendValidation[0].caCertificates: must be a non-empty array"},
+      {R"({"listeners":[],"frontendValidation":[{"port":443,"mode":"AllowValidOnly",)"
+       R"("caCertificates":[{"ref":{"kind":"ConfigMap","namespace":"a","name":"b"}}]}]})",
+       "frontendValidation[0].caCertificates[0].sha256: must be a non-empty string"},
+      {R"({"listeners":[],"frontendValidation":[{"port":443,"mode":"AllowValidOnly",)"
+       R"("caCertificates":[{"ref":{"kind":"Service","namespace":"a","name":"b"},)"
+       R"("sha256":"aa"}]}]})",
+       "frontendValidation[0].caCertificates[0].ref.kind: \"Service\" is not ConfigMap or Secret"},
+      {R"({"listeners":[],"frontendValidation":[{"port":0,"mode":"AllowValidOnly"}]})",
+       "frontendValidation[0].port: must be 1-65535"},
   };
   for (const Case& c : cases) {
     // The bad view and a good one in one batch: only the bad one is nacked.

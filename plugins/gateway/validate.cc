@@ -219,7 +219,90 @@ Status ParseAddresses(const rapidjson::Value& spec, GatewaySpec& out) {
   return OkStatus();
 }
 
+StatusOr<FrontendValidation> ParseFrontendValidation(const rapidjson::Value& v,
+                                                     const std::string& field) {
+  if (!v.IsObject()) return FieldError(field, "must be an object");
+  FrontendValidation out;
+  out.field = field;
+  out.mode = json::GetString(v, "mode", "AllowValidOnly");
+  if (out.mode != "AllowValidOnly" && out.mode != "AllowInsecureFallback") {
+    return FieldError(field + ".mode",
+                      Quoted(out.mode) + " is not AllowValidOnly or AllowInsecureFallback");
+  }
+  const rapidjson::Value* refs = Array(v, "caCertificateRefs");
+  if (refs == nullptr || refs->Empty() || refs->Size() > 8) {
+    return FieldError(field + ".caCertificateRefs", "must list 1 to 8 references");
+  }
+  for (rapidjson::SizeType i = 0; i < refs->Size(); ++i) {
+    const rapidjson::Value& r = (*refs)[i];
+    std::string sub = field + ".caCertificateRefs[" + std::to_string(i) + "]";
+    if (!r.IsObject()) return FieldError(sub, "must be an object");
+    CaCertificateRef ref{json::GetString(r, "group"), json::GetString(r, "kind"),
+                         json::GetString(r, "namespace"), json::GetString(r, "name")};
+    if (!ref.group.empty() && !sdk::names::IsGroup(ref.group)) {
+      return FieldError(sub + ".group", Quoted(ref.group) + " is not a valid group");
+    }
+    if (!sdk::names::IsKind(ref.kind)) {
+      return FieldError(sub + ".kind", Quoted(ref.kind) + " is not a valid kind");
+    }
+    if (!sdk::names::IsDnsSubdomain(ref.name)) {
+      return FieldError(sub + ".name", Quoted(ref.name) + " is not a valid name");
+    }
+    if (!ref.ns.empty() && !sdk::names::IsDnsLabel(ref.ns)) {
+      return FieldError(sub + ".namespace", Quoted(ref.ns) + " is not a valid namespace");
+    }
+    out.ca_refs.push_back(std::move(ref));
+  }
+  return out;
+}
+
+// ParseFrontend reads spec.tls.frontend (Gateway API v1.4: client-certificate validation).
+Status ParseFrontend(const rapidjson::Value& spec, GatewaySpec& out) {
+  const rapidjson::Value* frontend = json::FindPath(spec, "tls.frontend");
+  if (frontend == nullptr || frontend->IsNull()) return OkStatus();
+  const std::string field = "spec.tls.frontend";
+  if (!frontend->IsObject()) return FieldError(field, "must be an object");
+  const rapidjson::Value* def = json::Find(*frontend, "default");
+  if (def == nullptr || !def->IsObject()) return FieldError(field + ".default", "is required");
+  if (const rapidjson::Value* v = json::Find(*def, "validation"); v != nullptr && !v->IsNull()) {
+    PORTICO_ASSIGN_OR_RETURN(out.frontend.default_validation,
+                             ParseFrontendValidation(*v, field + ".default.validation"));
+  }
+  const rapidjson::Value* per_port = json::Find(*frontend, "perPort");
+  if (per_port == nullptr || per_port->IsNull()) return OkStatus();
+  if (!per_port->IsArray()) return FieldError(field + ".perPort", "must be an array");
+  std::map<int64_t, size_t> seen;
+  for (rapidjson::SizeType i = 0; i < per_port->Size(); ++i) {
+    const rapidjson::Value& p = (*per_port)[i];
+    std::string sub = field + ".perPort[" + std::to_string(i) + "]";
+    if (!p.IsObject()) return FieldError(sub, "must be an object");
+    std::optional<int64_t> port = json::GetInt(p, "port");
+    if (!port || *port < 1 || *port > 65535) return FieldError(sub + ".port", "must be 1-65535");
+    // CEL: Port for TLS configuration must be unique within the Gateway.
+    if (auto [it, fresh] = seen.emplace(*port, i); !fresh) {
+      return FieldError(sub + ".port", "port " + std::to_string(*port) +
+                                           " repeats spec.tls.frontend.perPort[" +
+                                           std::to_string(it->second) + "]");
+    }
+    const rapidjson::Value* tls = json::Find(p, "tls");
+    if (tls == nullptr || !tls->IsObject()) return FieldError(sub + ".tls", "is required");
+    std::optional<FrontendValidation> validation;
+    if (const rapidjson::Value* v = json::Find(*tls, "validation"); v != nullptr && !v->IsNull()) {
+      PORTICO_ASSIGN_OR_RETURN(validation, ParseFrontendValidation(*v, sub + ".tls.validation"));
+    }
+    out.frontend.per_port.emplace(*port, std::move(validation));
+  }
+  return OkStatus();
+}
+
 }  // namespace
+
+const FrontendValidation* FrontendValidationFor(const GatewaySpec& spec, int64_t port) {
+  auto it = spec.frontend.per_port.find(port);
+  const std::optional<FrontendValidation>& v =
+      it != spec.frontend.per_port.end() ? it->second : spec.frontend.default_validation;
+  return v ? &*v : nullptr;
+}
 
 StatusOr<GatewaySpec> ParseGateway(const rapidjson::Value& spec) {
   GatewaySpec out;
@@ -254,6 +337,7 @@ StatusOr<GatewaySpec> ParseGateway(const rapidjson::Value& spec) {
     out.listeners.push_back(std::move(l));
   }
   PORTICO_RETURN_IF_ERROR(ParseAddresses(spec, out));
+  PORTICO_RETURN_IF_ERROR(ParseFrontend(spec, out));
   if (const rapidjson::Value* p = json::FindPath(spec, "infrastructure.parametersRef");
       p != nullptr && p->IsObject()) {
     std::string group = json::GetString(*p, "group");

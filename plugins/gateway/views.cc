@@ -1,6 +1,8 @@
 // views.cc: see views.h.
 #include "views.h"
 
+#include <map>
+
 namespace portico::plugins::gateway {
 namespace {
 
@@ -43,6 +45,28 @@ std::string SyncedJson(const sdk::Object& obj, const GatewaySpec& spec,
     w.BeginObject().Field("type", a.type).Field("value", a.value).EndObject();
   }
   w.EndArray();
+  // Client-certificate validation per port, for ports with a programmable HTTPS listener (the
+  // listeners of a port share one resolution, so the first such listener's is the port's).
+  std::map<int64_t, const FrontendResolution*> by_port;
+  for (size_t i = 0; i < spec.listeners.size(); ++i) {
+    const ListenerResult& r = listeners[i];
+    if (spec.listeners[i].protocol != "HTTPS" || !r.Programmable() || !r.frontend) continue;
+    by_port.emplace(spec.listeners[i].port, &*r.frontend);
+  }
+  if (!by_port.empty()) {
+    w.Key("frontendValidation").BeginArray();
+    for (const auto& [port, f] : by_port) {
+      w.BeginObject().Field("port", port).Field("mode", f->mode);
+      w.Key("caCertificates").BeginArray();
+      for (const ResolvedCaCertificate& ca : f->ca_certificates) {
+        w.BeginObject().Key("ref").BeginObject().Field("kind", ca.kind);
+        w.Field("namespace", ca.ns).Field("name", ca.name).EndObject();
+        w.Field("sha256", ca.sha256).EndObject();
+      }
+      w.EndArray().EndObject();
+    }
+    w.EndArray();
+  }
   return w.EndObject().Take();
 }
 

@@ -1,6 +1,8 @@
 // views.h: the three JSON views of a processed Gateway:
 //  - synced (to gateways): metadata, class, the listeners a gateway can serve with their
-//    certificates as {secretRef, sha256} (never material), supported route kinds, addresses;
+//    certificates as {secretRef, sha256} (never material), supported route kinds, addresses,
+//    and, when some port's HTTPS listeners validate client certificates, "frontendValidation":
+//    [{port, mode, caCertificates: [{ref: {kind, namespace, name}, sha256}]}] by ascending port;
 //  - export (for routes and policies): whether the Gateway is Portico's, every listener with
 //    its port, protocol, hostname, validity and resolved allowedRoutes (namespaces.from, the
 //    selector as a label selector string, supported kinds);

@@ -10,13 +10,19 @@
 // unusable is still stored (its data is valid), with Accepted=False and the reason, so that a
 // Gateway referencing it reports InvalidCertificateRef with that reason.
 //
-// The export is secret-free: the type and the key names, and for kubernetes.io/tls
-// {tlsValid, reason, message, sha256, sans, notBeforeUnixMs, notAfterUnixMs}. Material is read
-// only through the host's get_secret().
+// A "ca.crt" key (any type) is a CA bundle, checked like a ConfigMap's (plugins/x509): every
+// PEM block an X.509 certificate, at least one; an unusable one makes the Secret
+// Accepted=False/InvalidCACertificate (unless its TLS material already did).
 //
-// Synced view (only when there is material): {"keyPair": <certificate.v1 keyPair entry> (a valid
-// kubernetes.io/tls pair), "ca": <certificate.v1 ca entry> (a "ca.crt" key)}; the gateway handler
-// stages them as cert/<ns>/<name> and ca/<ns>/<name>.
+// The export is secret-free: the type and the key names, for kubernetes.io/tls
+// {tlsValid, reason, message, sha256, sans, notBeforeUnixMs, notAfterUnixMs}, and with a
+// "ca.crt" key "ca": {valid, message (when not valid), sha256, certificates}, the same shape as
+// the ConfigMap plugin's, so that a Gateway resolves CA references of both kinds alike. Material
+// is read only through the host's get_secret().
+//
+// Synced view (only when there is usable material): {"keyPair": <certificate.v1 keyPair entry> (a
+// valid kubernetes.io/tls pair), "ca": <certificate.v1 ca entry> (a usable "ca.crt")}; the gateway
+// handler stages them as cert/<ns>/<name> and ca/<ns>/<name>.
 // Threading: stateless; process() may run concurrently for different Secrets.
 #include <map>
 #include <optional>
@@ -157,6 +163,9 @@ Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proc
   if (type == "kubernetes.io/tls") {
     tls = CheckTlsMaterial(DataValue(*doc, "tls.crt"), DataValue(*doc, "tls.key"), ctx.NowUnixMs());
   }
+  const std::string ca_pem = keys.count("ca.crt") > 0 ? DataValue(*doc, "ca.crt") : "";
+  std::optional<x509::CaBundle> ca;
+  if (keys.count("ca.crt") > 0) ca = CheckCaBundle(ca_pem);
 
   sdk::JsonWriter e;
   e.BeginObject().Field("type", type).Key("keys").BeginArray();
@@ -171,10 +180,15 @@ Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proc
     e.Field("notBeforeUnixMs", tls->not_before_unix_ms);
     e.Field("notAfterUnixMs", tls->not_after_unix_ms);
   }
+  if (ca) {
+    e.Key("ca").BeginObject().Key("valid").Bool(ca->valid);
+    if (!ca->valid) e.Field("message", "ca.crt: " + ca->message);
+    e.Field("sha256", ca->sha256).Field("certificates", int64_t{ca->certificates}).EndObject();
+  }
   result.SetExport(e.EndObject().Take());
 
-  const std::string ca_pem = keys.count("ca.crt") > 0 ? DataValue(*doc, "ca.crt") : "";
-  if ((tls && tls->valid) || !ca_pem.empty()) {
+  const bool ca_valid = ca && ca->valid;
+  if ((tls && tls->valid) || ca_valid) {
     const sdk::ObjectRef& ref = obj.ref();
     auto secret_ref = [&](sdk::JsonWriter& w) {
       w.Key("secretRef")
@@ -199,16 +213,20 @@ Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proc
           .Field("notAfterUnixMs", tls->not_after_unix_ms)
           .EndObject();
     }
-    if (!ca_pem.empty()) {
+    if (ca_valid) {
       v.Key("ca").BeginObject().Field("entry", "ca");
       secret_ref(v);
-      v.Field("sha256", Sha256(ca_pem)).Field("caPem", ca_pem).EndObject();
+      v.Field("sha256", ca->sha256).Field("caPem", ca_pem).EndObject();
     }
     result.SetSynced(v.EndObject().Take());
   }
 
   sdk::Condition accepted{"Accepted", "True", "Accepted", ""};
-  if (tls && !tls->valid) accepted = {"Accepted", "False", tls->reason, tls->message};
+  if (tls && !tls->valid) {
+    accepted = {"Accepted", "False", tls->reason, tls->message};
+  } else if (ca && !ca->valid) {
+    accepted = {"Accepted", "False", "InvalidCACertificate", "ca.crt: " + ca->message};
+  }
   sdk::JsonWriter s;
   s.BeginObject();
   sdk::WriteConditions(s, {accepted}, obj.generation());

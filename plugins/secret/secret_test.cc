@@ -130,6 +130,41 @@ TEST_F(plugin_secret, SyncsOnlyDerivedMaterialAndStagesCertificateEntries) {
   EXPECT_TRUE(staged.puts.empty());
 }
 
+TEST_F(plugin_secret, CaBundlesAreCheckedAndExportedWithoutMaterial) {
+  TestCertificate ca = Certificate({});
+  ProcessOutcome out =
+      Process(SecretJson("Opaque", R"({"ca.crt":")" + Base64Encode(ca.cert_pem) + "\"}"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  // The same summary as a ConfigMap's "ca.crt", for Gateways' caCertificateRefs.
+  EXPECT_EQ(*out.export_json,
+            R"({"type":"Opaque","keys":["ca.crt"],"ca":{"valid":true,"sha256":")" +
+                Sha256(ca.cert_pem) + R"(","certificates":1}})");
+  ASSERT_TRUE(out.synced.has_value());
+  auto view = json::Parse(*out.synced);
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(json::GetString((*view)["ca"], "sha256"), Sha256(ca.cert_pem));
+  EXPECT_EQ(json::GetString((*view)["ca"], "caPem"), ca.cert_pem);
+
+  // A ca.crt that is not a bundle of certificates is not accepted and never staged.
+  out = Process(SecretJson("Opaque", R"({"ca.crt":")" + Base64Encode(ca.key_pem) + "\"}"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_THAT(*out.status_json,
+              HasSubstr(R"("status":"False","reason":"InvalidCACertificate","message":"ca.crt: )"
+                        R"(PEM block 1 is a PRIVATE KEY, not a CERTIFICATE")"));
+  EXPECT_THAT(*out.export_json, HasSubstr(R"("ca":{"valid":false,"message":"ca.crt: PEM block 1)"));
+  EXPECT_FALSE(out.synced.has_value());
+  // With a valid pair beside it, the pair still syncs; the CA does not.
+  TestCertificate leaf = Certificate({"example.com"});
+  out = Process(SecretJson("kubernetes.io/tls",
+                           R"({"tls.crt":")" + Base64Encode(leaf.cert_pem) + R"(","tls.key":")" +
+                               Base64Encode(leaf.key_pem) + R"(","ca.crt":"SGVsbG8K"})"));
+  ASSERT_TRUE(out.ok()) << out.status;
+  ASSERT_TRUE(out.synced.has_value());
+  EXPECT_THAT(*out.synced, HasSubstr(R"("keyPair":)"));
+  EXPECT_THAT(*out.synced, Not(HasSubstr(R"("ca":)")));
+  EXPECT_THAT(*out.status_json, HasSubstr(R"("reason":"InvalidCACertificate")"));
+}
+
 TEST_F(plugin_secret, TlsMaterialChecks) {
   TestCertificate a = Certificate({"a.example.com"});
   TestCertificate b = Certificate({"b.example.com"});

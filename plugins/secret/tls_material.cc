@@ -54,17 +54,6 @@ std::optional<int64_t> UnixMs(const ASN1_TIME* t) {
   return static_cast<int64_t>(timegm(&tm)) * 1000;
 }
 
-std::string Hex(const unsigned char* bytes, size_t n) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (size_t i = 0; i < n; ++i) {
-    out += kHex[bytes[i] >> 4];
-    out += kHex[bytes[i] & 0xf];
-  }
-  return out;
-}
-
 std::vector<std::string> SubjectAltNames(X509* cert) {
   std::vector<std::string> out;
   std::unique_ptr<GENERAL_NAMES, NamesFree> names(
@@ -97,19 +86,6 @@ TlsMaterial Invalid(TlsMaterial m, std::string reason, std::string message) {
 }
 
 }  // namespace
-
-std::string Sha256(std::string_view a, std::string_view b) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), a.data(), a.size()) != 1 ||
-      EVP_DigestUpdate(ctx.get(), b.data(), b.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx.get(), digest, &size) != 1) {
-    return "";
-  }
-  return Hex(digest, size);
-}
 
 TlsMaterial CheckTlsMaterial(std::string_view cert_pem, std::string_view key_pem,
                              int64_t now_unix_ms) {

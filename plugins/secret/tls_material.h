@@ -4,7 +4,8 @@
 //
 // The result is what other kinds may know about the material, never the material: validity, a
 // reason, the SHA-256 that referrers carry as {secretRef, sha256}, the leaf's SANs and validity
-// period. Also the strict base64 decoding of Secret data values.
+// period. Also the strict base64 decoding of Secret data values and, from the x509 library, the
+// CA bundle check of a "ca.crt" value.
 // Threading: pure functions (OpenSSL 3 is thread-safe for these calls).
 #ifndef PORTICO_PLUGINS_SECRET_TLS_MATERIAL_H_
 #define PORTICO_PLUGINS_SECRET_TLS_MATERIAL_H_
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "portico/sdk/secret_data.h"
+#include "x509/ca_bundle.h"
 
 namespace portico::plugins::secret {
 
@@ -35,8 +37,10 @@ struct TlsMaterial {
 TlsMaterial CheckTlsMaterial(std::string_view cert_pem, std::string_view key_pem,
                              int64_t now_unix_ms);
 
-// Sha256 returns the hex SHA-256 of `a` followed by `b` ("" if OpenSSL fails).
-std::string Sha256(std::string_view a, std::string_view b = {});
+// Sha256 returns the hex SHA-256 of `a` followed by `b` ("" if OpenSSL fails); CheckCaBundle
+// checks a "ca.crt" bundle (both from the plugins' shared x509 library).
+using x509::CheckCaBundle;
+using x509::Sha256;
 
 // Base64Decode decodes standard, padded base64 (the SDK's); nullopt when malformed.
 using sdk::Base64Decode;

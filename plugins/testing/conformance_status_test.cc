@@ -5,10 +5,12 @@
 //
 // Per file: a fresh FakeWorld gets a GatewayClass "portico" with Portico's controllerName, the
 // base manifests, the two Secrets the suite generates (self-signed, generated here with
-// OpenSSL), the file's manifests ({GATEWAY_CLASS_NAME} -> "portico") and its runtimeSetup;
-// Settle() processes everything to a fixed point (fake_world.h); then every statusChecks entry
-// is evaluated with the semantics of the data's README, and again after each followUp's
-// actions. Gateway statuses include the routes' attachedRoutes contributions.
+// OpenSSL), for extended files extended/_base.json's Services, CA ConfigMaps and Secrets (the
+// frontend client-certificate validation files only: kExtendedFiles), the file's manifests
+// ({GATEWAY_CLASS_NAME} -> "portico") and its runtimeSetup; Settle() processes everything to a
+// fixed point (fake_world.h); then every statusChecks entry is evaluated with the semantics of the
+// data's README, and again after each followUp's actions. Gateway statuses include the routes'
+// attachedRoutes contributions.
 //
 // Skipped parts, which need a gateway (ConfigSync): Programmed=True conditions and
 // gatewayReady's status.addresses. A check with such parts passes when all its other parts do,
@@ -128,13 +130,16 @@ class Runner {
  public:
   explicit Runner(const fs::path& dir) : dir_(dir) {}
 
-  void RunFile(const fs::path& file, const rapidjson::Value& base) {
+  // RunFile runs one file; `extended_base` (extended/_base.json) adds its Services, CA
+  // ConfigMaps and Secrets after the main base's.
+  void RunFile(const fs::path& file, const rapidjson::Value& base,
+               const rapidjson::Value* extended_base = nullptr) {
     auto doc = json::Parse(ReadFile(file), file.filename().string());
     ASSERT_TRUE(doc.ok()) << doc.status();
     FakeHost host;
-    for (const char* path :
-         {SECRET_PLUGIN_PATH, NAMESPACE_PLUGIN_PATH, REFERENCEGRANT_PLUGIN_PATH,
-          SERVICE_PLUGIN_PATH, GATEWAY_PLUGIN_PATH, HTTPROUTE_PLUGIN_PATH, WEBHOOK_PLUGIN_PATH}) {
+    for (const char* path : {SECRET_PLUGIN_PATH, CONFIGMAP_PLUGIN_PATH, NAMESPACE_PLUGIN_PATH,
+                             REFERENCEGRANT_PLUGIN_PATH, SERVICE_PLUGIN_PATH, GATEWAY_PLUGIN_PATH,
+                             HTTPROUTE_PLUGIN_PATH, WEBHOOK_PLUGIN_PATH}) {
       ASSERT_TRUE(host.Load(path).ok()) << path;
     }
     FakeWorld world(host);
@@ -143,6 +148,16 @@ class Runner {
                    std::string(kControllerName) + R"("}})");
     for (const auto& m : base["manifests"].GetArray()) Put(world, Manifest(m));
     for (const auto& s : base["generatedSecrets"].GetArray()) Put(world, GeneratedSecret(s));
+    if (extended_base != nullptr) {
+      for (const auto& m : (*extended_base)["manifests"].GetArray()) Put(world, Manifest(m));
+      for (const auto& c : (*extended_base)["generatedConfigMaps"].GetArray()) {
+        Put(world, GeneratedConfigMap(c));
+      }
+      // CA-signed upstream; self-signed here (status checks only need usable material).
+      for (const auto& s : (*extended_base)["generatedSecrets"].GetArray()) {
+        Put(world, GeneratedSecret(s));
+      }
+    }
     for (const auto& m : (*doc)["manifests"].GetArray()) Put(world, Manifest(m));
     if (const rapidjson::Value* setup = json::Find(*doc, "runtimeSetup")) {
       RuntimeSetup(world, *setup, *doc);
@@ -198,6 +213,20 @@ class Runner {
            json::GetString(s, "name") + R"(","namespace":")" + json::GetString(s, "namespace") +
            R"("},"data":{"tls.crt":")" + sdk::Base64Encode(cert.cert_pem) + R"(","tls.key":")" +
            sdk::Base64Encode(cert.key_pem) + R"("}})";
+  }
+
+  // GeneratedConfigMap: a CA ConfigMap of extended/_base.json, its key holding a self-signed
+  // CA certificate generated here.
+  std::string GeneratedConfigMap(const rapidjson::Value& c) {
+    CertificateOptions options;
+    options.not_before_unix_ms = kNowMs - kDayMs;
+    options.not_after_unix_ms = kNowMs + 365 * kDayMs;
+    options.common_name = json::GetString(c, "ca", "CA");
+    TestCertificate ca = MakeTestCertificate(options);
+    return R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" +
+           json::GetString(c, "name") + R"(","namespace":")" + json::GetString(c, "namespace") +
+           R"("},"data":{")" + json::GetString(c, "key", "ca.crt") +
+           "\":" + sdk::testing::detail::Quote(ca.cert_pem) + "}}";
   }
 
   // RuntimeSetup: populateEndpointSlices fills the named slices with one ready endpoint.
@@ -359,6 +388,38 @@ class Runner {
           if (!present) e.Fail("supportedKinds lacks " + json::Serialize(k));
         }
       }
+    } else if (type == "gatewayListenerConditions") {
+      auto status = StatusOf(world, check["gateway"], "Gateway");
+      if (!status) return Failed("Gateway has no status");
+      for (const auto& name : check["listeners"].GetArray()) {
+        const rapidjson::Value* l = FindListener(*status, name.GetString());
+        if (l == nullptr) {
+          e.Fail(std::string("no listener ") + name.GetString());
+          continue;
+        }
+        for (const auto& want : check["conditions"].GetArray()) {
+          if (NeedsGateway(want)) {
+            e.partial = true;
+            continue;
+          }
+          if (!HasCondition(json::Find(*l, "conditions"), want)) {
+            e.Fail(std::string("listener ") + name.GetString() + " lacks " + json::Serialize(want) +
+                   "; status: " + json::Serialize(*status));
+          }
+        }
+      }
+    } else if (type == "gatewayCondition") {
+      auto status = StatusOf(world, check["gateway"], "Gateway");
+      if (!status) return Failed("Gateway has no status");
+      if (NeedsGateway(check["condition"])) {
+        e.partial = true;
+      } else if (!HasCondition(json::Find(*status, "conditions"), check["condition"])) {
+        e.Fail("Gateway lacks " + json::Serialize(check["condition"]) +
+               "; status: " + json::Serialize(*status));
+      }
+    } else if (type == "gatewayAddress") {
+      if (!StatusOf(world, check["gateway"], "Gateway")) return Failed("Gateway has no status");
+      e.partial = true;  // status.addresses come from the gateways serving it
     } else if (type == "gatewayZeroAttachedRoutes") {
       auto status = StatusOf(world, check["gateway"], "Gateway");
       if (!status) return Failed("Gateway has no status");
@@ -406,6 +467,42 @@ TEST(plugin_conformance_status, StatusChecksPassThroughTheFakeHost) {
             << runner.partial()
             << " of the passed have Programmed=True or address parts skipped: those need a "
                "gateway)\n";
+  EXPECT_EQ(runner.failed(), 0);
+}
+
+// The extended files whose status checks the in-tree plugins satisfy (each listed file must
+// exist and pass; the others need kinds Portico lacks). Run with extended/_base.json.
+constexpr const char* kExtendedFiles[] = {
+    "gateway-invalid-default-frontend-client-certificate-validation.json",
+    "gateway-with-clientcertificate-validation-insecure-fallback.json",
+    "gateway-with-clientcertificate-validation.json",
+    "gateway-with-invalid-clientcertificate-validation.json",
+};
+
+TEST(plugin_conformance_status, ExtendedFrontendValidationStatusChecksPass) {
+  const char* env = std::getenv("PORTICO_CONFORMANCE_DIR");
+  const fs::path dir = env != nullptr && *env != '\0' ? fs::path(env) : fs::path(CONFORMANCE_DIR);
+  if (!fs::is_directory(dir / "extended"))
+    GTEST_SKIP() << "no extended conformance data in " << dir;
+  auto base = json::Parse(ReadFile(dir / "_base.json"), "_base.json");
+  ASSERT_TRUE(base.ok()) << base.status();
+  auto extended = json::Parse(ReadFile(dir / "extended" / "_base.json"), "extended/_base.json");
+  ASSERT_TRUE(extended.ok()) << extended.status();
+  Runner runner(dir / "extended");
+  int checks = 0;
+  for (const char* name : kExtendedFiles) {
+    SCOPED_TRACE(name);
+    const fs::path file = dir / "extended" / name;
+    ASSERT_TRUE(fs::exists(file)) << file;
+    int before = runner.passed() + runner.failed();
+    runner.RunFile(file, *base, &*extended);
+    checks += runner.passed() + runner.failed() - before;
+  }
+  for (const std::string& f : runner.failures()) std::cout << "FAILED " << f << "\n";
+  std::cout << "extended statusChecks through the fake host (" << std::size(kExtendedFiles)
+            << " files): " << runner.passed() << " passed, " << runner.failed() << " failed ("
+            << runner.partial() << " partial)\n";
+  EXPECT_EQ(checks, 18);  // 5 + 6 + 4 + 3, as extended/README.md counts them
   EXPECT_EQ(runner.failed(), 0);
 }
 

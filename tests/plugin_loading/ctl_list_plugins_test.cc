@@ -173,7 +173,8 @@ TEST(CtlListPluginsTest, InTreePluginsListEveryKind) {
       kinds.insert(json::GetString(kind, "group") + "/" + json::GetString(kind, "kind"));
     }
   }
-  const std::set<std::string> expected = {"/Namespace",
+  const std::set<std::string> expected = {"/ConfigMap",
+                                          "/Namespace",
                                           "/Secret",
                                           "/Service",
                                           "discovery.k8s.io/EndpointSlice",

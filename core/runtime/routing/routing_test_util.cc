@@ -29,8 +29,8 @@ std::string Joined(const std::vector<std::string>& items) {
 const PluginSet& RoutingPlugins() {
   static const PluginSet* plugins = [] {
     std::vector<std::filesystem::path> files;
-    for (const char* name :
-         {"namespace", "secret", "referencegrant", "service", "gateway", "httproute"}) {
+    for (const char* name : {"namespace", "secret", "configmap", "referencegrant", "service",
+                             "gateway", "httproute"}) {
       files.emplace_back(std::string(PORTICO_PLUGIN_OUTPUT_DIR) + "/libportico-" + name + ".so");
     }
     auto* set = new PluginSet(LoadPluginFiles(files));
