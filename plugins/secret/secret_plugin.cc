@@ -10,9 +10,10 @@
 // unusable is still stored (its data is valid), with Accepted=False and the reason, so that a
 // Gateway referencing it reports InvalidCertificateRef with that reason.
 //
-// The export is secret-free: the type and the key names, and for kubernetes.io/tls
-// {tlsValid, reason, message, sha256, sans, notBeforeUnixMs, notAfterUnixMs}. Material is read
-// only through the host's get_secret().
+// The export is secret-free: the type and the key names, for kubernetes.io/tls
+// {tlsValid, reason, message, sha256, sans, notBeforeUnixMs, notAfterUnixMs}, and for a ca.crt
+// key "ca": {valid, reason, message, sha256 (the certificate.v1 ca entry's), certificates}
+// (tls_material.h CheckCaBundle). Material is read only through the host's get_secret().
 //
 // Synced view (only when there is material): {"keyPair": <certificate.v1 keyPair entry> (a valid
 // kubernetes.io/tls pair), "ca": <certificate.v1 ca entry> (a "ca.crt" key)}; the gateway handler
@@ -171,9 +172,16 @@ Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proc
     e.Field("notBeforeUnixMs", tls->not_before_unix_ms);
     e.Field("notAfterUnixMs", tls->not_after_unix_ms);
   }
+  const std::string ca_pem = keys.count("ca.crt") > 0 ? DataValue(*doc, "ca.crt") : "";
+  if (keys.count("ca.crt") > 0) {
+    CaBundle ca = CheckCaBundle(ca_pem);
+    e.Key("ca").BeginObject().Key("valid").Bool(ca.valid);
+    if (!ca.valid) e.Field("reason", ca.reason).Field("message", ca.message);
+    e.Field("sha256", ca.sha256).Field("certificates", static_cast<int64_t>(ca.certificates));
+    e.EndObject();
+  }
   result.SetExport(e.EndObject().Take());
 
-  const std::string ca_pem = keys.count("ca.crt") > 0 ? DataValue(*doc, "ca.crt") : "";
   if ((tls && tls->valid) || !ca_pem.empty()) {
     const sdk::ObjectRef& ref = obj.ref();
     auto secret_ref = [&](sdk::JsonWriter& w) {

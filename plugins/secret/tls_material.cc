@@ -89,6 +89,26 @@ std::vector<std::string> SubjectAltNames(X509* cert) {
   return out;
 }
 
+// ReadRestOfChain reads the PEM certificates left in `bio`; false (with OpenSSL's error in
+// `error`) when one does not parse. `count` gets how many were read.
+bool ReadRestOfChain(BIO* bio, int* count, std::string* error) {
+  while (true) {
+    X509Ptr next(PEM_read_bio_X509(bio, nullptr, &NoPassword, nullptr));
+    if (next) {
+      ++*count;
+      continue;
+    }
+    unsigned long code = ERR_peek_last_error();
+    bool end = ERR_GET_LIB(code) == ERR_LIB_PEM && ERR_GET_REASON(code) == PEM_R_NO_START_LINE;
+    if (!end && code != 0) {
+      *error = OpenSslError();
+      return false;
+    }
+    ERR_clear_error();
+    return true;
+  }
+}
+
 TlsMaterial Invalid(TlsMaterial m, std::string reason, std::string message) {
   m.valid = false;
   m.reason = std::move(reason);
@@ -111,6 +131,30 @@ std::string Sha256(std::string_view a, std::string_view b) {
   return Hex(digest, size);
 }
 
+CaBundle CheckCaBundle(std::string_view ca_pem) {
+  CaBundle out;
+  out.sha256 = Sha256(ca_pem);
+  ERR_clear_error();
+  BioPtr bio = MemoryBio(ca_pem);
+  X509Ptr first(bio ? PEM_read_bio_X509(bio.get(), nullptr, &NoPassword, nullptr) : nullptr);
+  std::string error;
+  if (!first) {
+    error = OpenSslError();
+  } else {
+    out.certificates = 1;
+    if (ReadRestOfChain(bio.get(), &out.certificates, &error)) {
+      out.valid = true;
+      return out;
+    }
+  }
+  out.reason = "InvalidCACertificate";
+  out.message = out.certificates == 0
+                    ? "ca.crt is not a PEM certificate bundle: " + error
+                    : "ca.crt: certificate " + std::to_string(out.certificates + 1) +
+                          " does not parse: " + error;
+  return out;
+}
+
 TlsMaterial CheckTlsMaterial(std::string_view cert_pem, std::string_view key_pem,
                              int64_t now_unix_ms) {
   TlsMaterial m;
@@ -124,17 +168,11 @@ TlsMaterial CheckTlsMaterial(std::string_view cert_pem, std::string_view key_pem
                    "tls.crt is not a PEM certificate: " + OpenSslError());
   }
   // The rest of tls.crt is the chain; each entry must parse too.
-  while (true) {
-    X509Ptr next(PEM_read_bio_X509(cert_bio.get(), nullptr, &NoPassword, nullptr));
-    if (next) continue;
-    unsigned long code = ERR_peek_last_error();
-    bool end = ERR_GET_LIB(code) == ERR_LIB_PEM && ERR_GET_REASON(code) == PEM_R_NO_START_LINE;
-    if (!end && code != 0) {
-      return Invalid(std::move(m), "InvalidCertificate",
-                     "tls.crt: a chain certificate does not parse: " + OpenSslError());
-    }
-    ERR_clear_error();
-    break;
+  int chain = 0;
+  std::string error;
+  if (!ReadRestOfChain(cert_bio.get(), &chain, &error)) {
+    return Invalid(std::move(m), "InvalidCertificate",
+                   "tls.crt: a chain certificate does not parse: " + error);
   }
   m.sans = SubjectAltNames(leaf.get());
   m.not_before_unix_ms = UnixMs(X509_get0_notBefore(leaf.get())).value_or(0);

@@ -1,6 +1,7 @@
 // tls_material.h: the checks of a kubernetes.io/tls Secret's material (OpenSSL): tls.crt is a
 // PEM chain whose first certificate is the leaf, tls.key a PEM private key (PKCS#1, PKCS#8 or
-// SEC1; encrypted keys are refused) that matches the leaf, and the leaf has not expired.
+// SEC1; encrypted keys are refused) that matches the leaf, and the leaf has not expired; and of
+// a CA bundle (any Secret's ca.crt): PEM certificates that parse.
 //
 // The result is what other kinds may know about the material, never the material: validity, a
 // reason, the SHA-256 that referrers carry as {secretRef, sha256}, the leaf's SANs and validity
@@ -34,6 +35,19 @@ struct TlsMaterial {
 // CheckTlsMaterial parses and checks a certificate chain and key at time `now_unix_ms`.
 TlsMaterial CheckTlsMaterial(std::string_view cert_pem, std::string_view key_pem,
                              int64_t now_unix_ms);
+
+// CaBundle is the secret-free summary of a CA bundle (a Secret's ca.crt key).
+struct CaBundle {
+  bool valid = false;
+  std::string reason;  // empty when valid; otherwise InvalidCACertificate
+  std::string message;
+  std::string sha256;    // hex SHA-256 of the ca.crt bytes (the certificate.v1 ca entry's)
+  int certificates = 0;  // how many PEM certificates the bundle holds
+};
+
+// CheckCaBundle parses a CA bundle: one or more PEM certificates, each of which must parse
+// (expiry is not checked: a bundle may keep an expired CA beside its successor).
+CaBundle CheckCaBundle(std::string_view ca_pem);
 
 // Sha256 returns the hex SHA-256 of `a` followed by `b` ("" if OpenSSL fails).
 std::string Sha256(std::string_view a, std::string_view b = {});
