@@ -4,6 +4,7 @@
 #include "portico/sdk/json.h"
 #include "portico/sdk/plugin.h"
 #include "portico/sdk/status.h"
+#include "portico/sdk/timestamp.h"
 #include "portico/sdk/types.h"
 
 namespace portico {
@@ -56,6 +57,22 @@ TEST(JsonTest, PathsAndErrors) {
   auto bad = json::Parse("{\"a\":", "routes.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("routes.yaml"), std::string::npos);
+}
+
+TEST(TimestampTest, Rfc3339ToUnixMs) {
+  EXPECT_EQ(*sdk::ParseTimestampUnixMs("2023-11-14T22:13:20Z"), 1700000000000);
+  EXPECT_EQ(*sdk::ParseTimestampUnixMs("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(*sdk::ParseTimestampUnixMs("2023-11-14T22:13:20.25Z"), 1700000000250);
+  EXPECT_EQ(*sdk::ParseTimestampUnixMs("2023-11-15T00:13:20+02:00"), 1700000000000);
+  EXPECT_EQ(*sdk::ParseTimestampUnixMs("2024-02-29T00:00:00Z"), 1709164800000);
+  for (const char* bad :
+       {"", "yesterday", "2023-11-14", "2023-13-14T22:13:20Z", "2023-11-14T22:13:20",
+        "2023-11-14T22:13:20.Z", "2023-11-14T22:13:20+2"}) {
+    StatusOr<int64_t> parsed = sdk::ParseTimestampUnixMs(bad);
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(sdk::ParseTimestampUnixMs("soon").status().message(),
+            "\"soon\" is not an RFC 3339 time");
 }
 
 TEST(ManifestTest, KindSpecFromManifestEntry) {

@@ -580,16 +580,6 @@ Status WriteRules(JsonWriter& w, const sdk::ObjectRef& ref, const rapidjson::Val
   return OkStatus();
 }
 
-// Civil date to days since 1970-01-01 (proleptic Gregorian; H. Hinnant's algorithm).
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
 }  // namespace
 
 std::string PrecedenceKey(const MatchRank& rank, int64_t created_unix_ms, std::string_view ns,
@@ -649,60 +639,6 @@ StatusOr<int64_t> ParseDurationMs(std::string_view text) {
   }
   if (groups == 0) return bad();
   return total;
-}
-
-StatusOr<int64_t> ParseTimestampUnixMs(std::string_view text) {
-  auto bad = [&] {
-    return InvalidArgumentError("\"" + std::string(text) + "\" is not an RFC 3339 time");
-  };
-  // Digits reads `n` decimal digits at `pos`.
-  auto digits = [&](size_t pos, size_t n) -> std::optional<int64_t> {
-    if (pos + n > text.size()) return std::nullopt;
-    int64_t v = 0;
-    for (size_t k = pos; k < pos + n; ++k) {
-      if (text[k] < '0' || text[k] > '9') return std::nullopt;
-      v = v * 10 + (text[k] - '0');
-    }
-    return v;
-  };
-  auto year = digits(0, 4), month = digits(5, 2), day = digits(8, 2);
-  auto hour = digits(11, 2), minute = digits(14, 2), second = digits(17, 2);
-  if (!year || !month || !day || !hour || !minute || !second || text[4] != '-' || text[7] != '-' ||
-      (text[10] != 'T' && text[10] != 't' && text[10] != ' ') || text[13] != ':' ||
-      text[16] != ':') {
-    return bad();
-  }
-  if (*month < 1 || *month > 12 || *day < 1 || *day > 31 || *hour > 23 || *minute > 59 ||
-      *second > 60) {
-    return bad();
-  }
-  size_t pos = 19;
-  int64_t millis = 0;
-  if (pos < text.size() && text[pos] == '.') {
-    ++pos;
-    size_t start = pos;
-    int64_t scale = 100;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      millis += (text[pos] - '0') * scale;
-      scale /= 10;
-      ++pos;
-    }
-    if (pos == start) return bad();
-  }
-  int64_t offset_s = 0;
-  std::string_view zone = text.substr(pos);
-  if (zone == "Z" || zone == "z") {
-    offset_s = 0;
-  } else if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':') {
-    auto oh = digits(pos + 1, 2), om = digits(pos + 4, 2);
-    if (!oh || !om || *oh > 23 || *om > 59) return bad();
-    offset_s = (zone[0] == '-' ? -1 : 1) * (*oh * 3600 + *om * 60);
-  } else {
-    return bad();
-  }
-  int64_t seconds =
-      DaysFromCivil(*year, *month, *day) * 86400 + *hour * 3600 + *minute * 60 + *second - offset_s;
-  return seconds * 1000 + millis;
 }
 
 StatusOr<std::string> TranslateRoute(const sdk::ObjectRef& ref, const rapidjson::Value& view) {

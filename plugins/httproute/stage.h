@@ -25,6 +25,7 @@
 
 #include "portico/sdk/handler.h"
 #include "portico/sdk/json.h"
+#include "portico/sdk/timestamp.h"
 #include "portico/sdk/types.h"
 
 namespace portico::plugins::httproute {
@@ -59,9 +60,8 @@ std::string PrecedenceKey(const MatchRank& rank, int64_t created_unix_ms, std::s
 // 1-5 digits and a unit h, m, s or ms) into milliseconds.
 StatusOr<int64_t> ParseDurationMs(std::string_view text);
 
-// ParseTimestampUnixMs parses an RFC 3339 time ("2020-09-08T01:02:03Z", fractional seconds and
-// numeric offsets allowed) into Unix milliseconds.
-StatusOr<int64_t> ParseTimestampUnixMs(std::string_view text);
+// ParseTimestampUnixMs (portico/sdk/timestamp.h) parses metadata.creationTimestamp.
+using sdk::ParseTimestampUnixMs;
 
 // TranslateRoute turns the synced view of HTTPRoute `ref` into its route_rules.v1 entry JSON; an
 // InvalidArgument error names the field the view lacks or gets wrong.

@@ -16,7 +16,7 @@
 //
 // The export is secret-free: the type and the key names, for kubernetes.io/tls
 // {tlsValid, reason, message, sha256, sans, notBeforeUnixMs, notAfterUnixMs}, and with a
-// "ca.crt" key "ca": {valid, message (when not valid), sha256, certificates}, the same shape as
+// "ca.crt" key "ca": {valid, reason and message (when not valid), sha256, certificates}, the same shape as
 // the ConfigMap plugin's, so that a Gateway resolves CA references of both kinds alike. Material
 // is read only through the host's get_secret().
 //
@@ -182,7 +182,9 @@ Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proc
   }
   if (ca) {
     e.Key("ca").BeginObject().Key("valid").Bool(ca->valid);
-    if (!ca->valid) e.Field("message", "ca.crt: " + ca->message);
+    if (!ca->valid) {
+      e.Field("reason", "InvalidCACertificate").Field("message", "ca.crt: " + ca->message);
+    }
     e.Field("sha256", ca->sha256).Field("certificates", int64_t{ca->certificates}).EndObject();
   }
   result.SetExport(e.EndObject().Take());

@@ -1,6 +1,7 @@
 // validate.cc: see validate.h.
 #include "validate.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -72,6 +73,64 @@ Status ParseTargets(const rapidjson::Value& spec, TlsPolicySpec& out) {
   return OkStatus();
 }
 
+// IsUri: "scheme:rest" with an RFC 3986 scheme and a non-empty rest of visible ASCII.
+bool IsUri(std::string_view s) {
+  size_t colon = s.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == s.size()) return false;
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (!alpha(s[0])) return false;
+  for (size_t i = 1; i < colon; ++i) {
+    char c = s[i];
+    if (!alpha(c) && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.') return false;
+  }
+  for (size_t i = colon + 1; i < s.size(); ++i) {
+    if (s[i] <= 0x20 || s[i] >= 0x7f) return false;
+  }
+  return true;
+}
+
+Status ParseAllowedSans(const rapidjson::Value& sans, ClientCertificate& cc) {
+  const std::string field = "spec.clientCertificate.allowedSans";
+  if (!sans.IsArray()) return FieldError(field, "must be an array");
+  if (sans.Empty()) {
+    return FieldError(field, "must name at least one SAN (leave it out to accept any)");
+  }
+  std::set<std::string> seen;
+  for (rapidjson::SizeType i = 0; i < sans.Size(); ++i) {
+    std::string san = sans[i].IsString() ? sans[i].GetString() : "";
+    bool uri = san.find(':') != std::string::npos;
+    if (uri ? !IsUri(san) : !sdk::names::IsHostname(san, /*allow_wildcard=*/false)) {
+      return FieldError(At(field, i),
+                        Quoted(san) + " is neither a DNS name (lower case, no wildcard) nor a " +
+                            "URI (scheme:rest)");
+    }
+    if (!seen.insert(san).second) return FieldError(At(field, i), "duplicate SAN " + Quoted(san));
+    cc.allowed_sans.push_back(std::move(san));
+  }
+  return OkStatus();
+}
+
+Status ParseAlpn(const rapidjson::Value& alpn, TlsPolicySpec& out) {
+  if (!alpn.IsArray()) return FieldError("spec.alpn", "must be an array");
+  if (alpn.Empty()) {
+    return FieldError("spec.alpn", "must name at least one protocol (leave it out for http/1.1)");
+  }
+  std::set<std::string> seen;
+  for (rapidjson::SizeType i = 0; i < alpn.Size(); ++i) {
+    std::string id = alpn[i].IsString() ? alpn[i].GetString() : "";
+    bool visible = std::all_of(id.begin(), id.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+    if (id.empty() || id.size() > 255 || !visible) {
+      return FieldError(At("spec.alpn", i),
+                        Quoted(id) + " is not a protocol id (1-255 visible ASCII characters)");
+    }
+    if (!seen.insert(id).second) {
+      return FieldError(At("spec.alpn", i), "duplicate protocol " + Quoted(id));
+    }
+    out.alpn.push_back(std::move(id));
+  }
+  return OkStatus();
+}
+
 Status ParseClientCertificate(const rapidjson::Value& c, TlsPolicySpec& out) {
   ClientCertificate cc;
   cc.mode = json::GetString(c, "mode", "Require");
@@ -88,6 +147,9 @@ Status ParseClientCertificate(const rapidjson::Value& c, TlsPolicySpec& out) {
     }
   }
   cc.verify_depth = json::GetInt(c, "verifyDepth");
+  if (const rapidjson::Value* sans = json::Find(c, "allowedSans")) {
+    PORTICO_RETURN_IF_ERROR(ParseAllowedSans(*sans, cc));
+  }
   if (cc.mode == "None") {
     if (!cc.ca_refs.empty()) {
       return FieldError("spec.clientCertificate.caCertificateRefs",
@@ -95,6 +157,9 @@ Status ParseClientCertificate(const rapidjson::Value& c, TlsPolicySpec& out) {
     }
     if (cc.verify_depth) {
       return FieldError("spec.clientCertificate.verifyDepth", "must not be set when mode is None");
+    }
+    if (json::Find(c, "allowedSans") != nullptr) {
+      return FieldError("spec.clientCertificate.allowedSans", "must not be set when mode is None");
     }
   } else if (cc.ca_refs.empty()) {
     return FieldError("spec.clientCertificate.caCertificateRefs",
@@ -160,16 +225,34 @@ StatusOr<TlsPolicySpec> ParseTlsPolicy(const rapidjson::Value& spec) {
           "cipher suites apply to TLS 1.2 only and have no effect when minVersion is TLSv1.3");
     }
   }
+  const rapidjson::Value* alpn = json::Find(spec, "alpn");
+  if (alpn != nullptr) {
+    PORTICO_RETURN_IF_ERROR(ParseAlpn(*alpn, out));
+  } else {
+    out.alpn = {"http/1.1"};
+  }
   if (const rapidjson::Value* client = json::Find(spec, "clientCertificate")) {
     PORTICO_RETURN_IF_ERROR(ParseClientCertificate(*client, out));
   }
-  if (!out.certificate && !versions && out.ciphers.empty() && !out.client_certificate) {
+  if (!out.certificate && !versions && out.ciphers.empty() && alpn == nullptr &&
+      !out.client_certificate) {
     return FieldError(
         "spec",
         "a TLSPolicy must set at least one of certificateRef, minVersion, maxVersion, "
-        "ciphers or clientCertificate");
+        "ciphers, alpn or clientCertificate");
   }
   return out;
+}
+
+std::optional<std::string> UnsupportedAlpn(const TlsPolicySpec& spec) {
+  for (size_t i = 0; i < spec.alpn.size(); ++i) {
+    const std::string& id = spec.alpn[i];
+    if (id == "http/1.1" || id == "http/1.0") continue;
+    std::string why = id == "h2" ? "HTTP/2 is not implemented; the gateway serves HTTP/1.1 only"
+                                 : "the gateway serves only http/1.1 and http/1.0 over TLS";
+    return At("spec.alpn", i) + ": " + Quoted(id) + ": " + why;
+  }
+  return std::nullopt;
 }
 
 }  // namespace portico::plugins::tls
