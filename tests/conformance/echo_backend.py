@@ -26,7 +26,8 @@ And the "HTTP echo extras" of extended/README.md (echo-basic v0.1.0):
   - /ws: an RFC 6455 WebSocket echo (golang.org/x/net/websocket upstream): the handshake needs
     an Origin header that parses as a URL (else 403), then every data frame comes back as it was
     received (pings answered, a close echoed) until the client closes.
-Not implemented: the h2c (3001) and HTTPS (8443) listeners of the extended contract.
+Not implemented: the h2c (3001) listener and the HTTPS (8443) listener's "tls" JSON field of the
+extended contract; EchoPod(..., ssl=context) serves the same handler over TLS.
 
 The WebSocket frame codec (websocket_accept, websocket_frame, websocket_frame_parser and the
 drivers read_websocket_frame / parse_websocket_frame) serves the runner's client side too.
@@ -97,10 +98,12 @@ def canonical_header_key(name):
 
 
 class EchoPod:
-    """One echo "pod": where it listens and what it reports."""
+    """One echo "pod": where it listens and what it reports; with `ssl` (an ssl.SSLContext
+    for the server side) it serves over TLS (the runner's own tests of its https client)."""
 
-    def __init__(self, host, port, namespace, pod):
+    def __init__(self, host, port, namespace, pod, ssl=None):
         self.host, self.port, self.namespace, self.pod = host, port, namespace, pod
+        self.ssl = ssl
         self.requests = 0  # answered so far (read by tests; written on the loop thread)
         # The request record: request URI -> time.monotonic() of each request the echo handler
         # answered (appended on the loop thread, read from any thread).
@@ -483,7 +486,7 @@ class EchoServers:
         for pod in self.pods:
             server = await asyncio.start_server(
                 lambda r, w, pod=pod: self._handle(pod, r, w), host=pod.host, port=pod.port,
-                reuse_address=True, limit=MAX_HEAD_BYTES, backlog=512)
+                reuse_address=True, limit=MAX_HEAD_BYTES, backlog=512, ssl=pod.ssl)
             self._servers.append(server)
             if pod.port == 0:
                 pod.port = server.sockets[0].getsockname()[1]

@@ -16,8 +16,19 @@ start a real portico-controller and a real portico-gateway serving GatewayClass 
 listener port and check the response as the README's "Case format" says: each request is
 repeated until it passes 3 times in a row, within --consistency-timeout seconds for the first
 case of a phase (later cases, and all cases of a phase whose status checks or actions failed:
-at least --min-window seconds). followUps: their actions, status checks and cases. Files with
-HTTPS cases or HTTPS listeners are skipped (TLS is another issue), except in strict mode (below).
+at least --min-window seconds). followUps: their actions, status checks and cases.
+
+https cases (TlsClient): HTTP/1.1 over TLS 1.2+, no ALPN, SNI request.sni, trusting exactly the
+generated Secret gateway-conformance-infra/tls-validity-checks-certificate (or request.trust:
+a Secret's leaf, accepted byte-identical through PARTIAL_CHAIN, a ConfigMap's CA, the system
+roots), the peer's name checked as Go's crypto/x509 does (a "*" label covers one label, so
+"*.org" covers example.org, which OpenSSL's own check refuses); request.clientCertificate is
+presented when the server asks, and expect.clientCertificateRequested looks for the server's
+CertificateRequest through the ssl module's message callback. expect.failure "connection"
+(https) passes on 3 attempts in a row without a complete HTTP response; "httpStatus" (http) on
+3 non-200 statuses, 408/504 and transport errors being "not yet", a 200 failing the case at
+once. request.protocol H2 cases fail (HTTP/2 is another issue); --h2-over-http1 also sends each
+over HTTP/1.1, reported as "<name> [over HTTP/1.1]".
 
 A directory whose _base.json "extends" another (extended/, whose README adds to the format) is
 run strictly: its base is applied after the one it extends (conformance_data.load_base:
@@ -27,8 +38,9 @@ request.uniqueQueryParam, expect.mirroredTo and mirrorDistribution (read from th
 backends' request record), responseHeadersAnyOf, ignoreWhitespace, the non-echo rule for 200/204
 answers, every check of its section 5 and the patch/create actions; the echo backend's /retry/
 and /ws endpoints and request record. A file needing what the runner or the gateway cannot do
-yet (unsupported_reason: HTTPS/TLS, client certificates, BackendTLSPolicy, GRPCRoute, TLSRoute,
-TCPRoute, UDPRoute, ListenerSet, h2c, test-local echo backends) fails at once with that reason,
+yet (unsupported_reason: frontend client-certificate validation, backend client certificates,
+BackendTLSPolicy, GRPCRoute, TLSRoute, TCPRoute, UDPRoute, ListenerSet, h2c, HTTP/2, test-local
+echo backends) fails at once with that reason,
 without starting anything (--try-unsupported runs it anyway; its unsupported cases then fail
 with their reason). Only HTTP echo backends are started: the grpc, tcp and dns stand-ins of
 extended/_base.json are not (said in a NOTE line), so namespacesReady checks the stand-ins
@@ -41,7 +53,7 @@ impossible it runs in place as root, or skips (exit 77) with the reason.
 
 Prints one line per file (failures indented below it), a line of case and status-check counts,
 the wall time and a final line "N passed, M failed, K skipped" (files; a file that is not run
-counts as failed, a skipped one only as skipped). Exit status 0 when nothing failed; with
+counts as failed). Exit status 0 when nothing failed; with
 --expected-failures FILE (lines "file.json: case: <name>", "file.json: status: <check>" or a
 bare "file.json" for every failure of that file; '#' comments, also at the end of a line) 0 when
 every failure is listed; listed failures that pass again are reported. Exit 77 (skipped) when
@@ -68,6 +80,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -186,8 +199,11 @@ UNSUPPORTED_FEATURES = {
     "UDPRoute": "UDPRoute kind not implemented (no UDP listeners)",
     "ListenerSet": "ListenerSet kind not implemented",
     "BackendTLSPolicy": "BackendTLSPolicy kind not implemented (no TLS to backends: TLS issue)",
+    # The runner implements what these files need (request.clientCertificate, expect.failure
+    # "connection", clientCertificateRequested); the gateway does not validate client
+    # certificates yet. Delete this entry when it does.
     "GatewayFrontendClientCertificateValidation":
-        "needs HTTPS listeners with client-certificate validation (TLS issue)",
+        "frontend client-certificate validation not implemented by the gateway yet (TLS issue)",
     "GatewayBackendClientCertificate":
         "needs TLS to backends with a client certificate (TLS issue)",
     "HTTPRouteBackendProtocolH2C":
@@ -196,30 +212,61 @@ UNSUPPORTED_FEATURES = {
 UNSUPPORTED_KINDS = ("GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute", "ListenerSet",
                      "BackendTLSPolicy")
 UNSUPPORTED_SCHEMES = {
-    "https": "needs HTTPS listeners (TLS issue)",
     "grpc": "scheme grpc: the runner has no gRPC client (GRPCRoute not implemented)",
     "tls": "scheme tls: needs TLS listeners (TLSRoute not implemented)",
     "tcp": "scheme tcp: needs TCP listeners (TCPRoute not implemented)",
     "udp": "scheme udp: needs UDP listeners (UDPRoute not implemented)",
 }
+SUPPORTED_SCHEMES = ("http", "https", "ws")
+H2_REASON = "request.protocol H2 (HTTP/2 over TLS, ALPN h2): HTTP/2 is another issue"
+# expect.failure values the runner implements, with the schemes they apply to.
+SUPPORTED_FAILURES = {"connection": ("https",), "httpStatus": ("http",)}
+TRUST_KINDS = ("Secret", "ConfigMap", "SystemRoots")
 SUPPORTED_ACTIONS = ("delete", "patch", "create")
 
 
 def case_unsupported(case):
     """Why the runner cannot run this case (scheme, protocol, failure expectations), or None."""
     scheme = case["target"].get("scheme", "http")
-    if scheme not in ("http", "ws"):
+    if scheme not in SUPPORTED_SCHEMES:
         return UNSUPPORTED_SCHEMES.get(scheme, "scheme %s not implemented by the runner" % scheme)
-    if case["request"].get("protocol"):
-        return "request.protocol %s not implemented by the runner" % case["request"]["protocol"]
-    if "failure" in case["expect"]:
-        return "expect.failure %s not implemented by the runner" % case["expect"]["failure"]
+    request, expect = case["request"], case["expect"]
+    if request.get("protocol") == "H2":
+        return H2_REASON
+    if request.get("protocol"):
+        return "request.protocol %s not implemented by the runner" % request["protocol"]
+    failure = expect.get("failure")
+    if failure is not None and scheme not in SUPPORTED_FAILURES.get(failure, ()):
+        return "expect.failure %s (scheme %s) not implemented by the runner" % (failure, scheme)
+    trust = request.get("trust")
+    if trust is not None and trust.get("kind") not in TRUST_KINDS:
+        return "request.trust kind %s not implemented by the runner" % trust.get("kind")
     return None
 
 
-def unsupported_reason(test):
+def phase_cases(cases, h2_over_http1=False):
+    """The cases a phase runs: its cases, each H2 case followed by its HTTP/1.1 form
+    (over_http1) when `h2_over_http1`."""
+    if not h2_over_http1:
+        return list(cases)
+    return [c for case in cases for c in (
+        [case, over_http1(case)] if case["request"].get("protocol") == "H2" else [case])]
+
+
+def over_http1(case):
+    """The HTTP/1.1 form of an H2 case (--h2-over-http1): same request and expectation, no
+    request.protocol, its name marked."""
+    case = copy.deepcopy(case)
+    del case["request"]["protocol"]
+    case["name"] += " [over HTTP/1.1]"
+    return case
+
+
+def unsupported_reason(test, h2_over_http1=False):
     """Why a file cannot pass with what the runner and the gateway do today, or None: its
-    features, its manifests' kinds, its cases, checks, actions and test-local echo backends."""
+    features, its manifests' kinds, its cases, checks, actions and test-local echo backends.
+    With `h2_over_http1` an H2 case counts by its HTTP/1.1 form (over_http1; the H2 case
+    itself still fails with H2_REASON when run)."""
     for feature in test.get("features", []):
         if feature in UNSUPPORTED_FEATURES:
             return UNSUPPORTED_FEATURES[feature]
@@ -227,6 +274,8 @@ def unsupported_reason(test):
     if kinds:
         return "%s kind not implemented" % kinds[0]
     for case in all_cases(test):
+        if h2_over_http1 and case["request"].get("protocol") == "H2":
+            case = over_http1(case)
         why = case_unsupported(case)
         if why:
             return why
@@ -241,21 +290,6 @@ def unsupported_reason(test):
         return "test-local echo backends (%s) are not started by the runner" % ", ".join(
             "%s/%s (%s)" % (b["namespace"], b["name"], b.get("server", "http"))
             for b in test["echoBackends"])
-    return None
-
-
-def https_reason(test):
-    """Why a file is out of scope (HTTPS belongs to the TLS issue), or None."""
-    cases = all_cases(test)
-    https = sum(1 for c in cases if c.get("target", {}).get("scheme") == "https")
-    if https:
-        return "%d of its %d cases are HTTPS" % (https, len(cases))
-    for m in test.get("manifests", []):
-        if m.get("kind") == "Gateway":
-            for listener in (m.get("spec") or {}).get("listeners", []):
-                if listener.get("protocol") == "HTTPS":
-                    return "Gateway %s has HTTPS listener %s" % (
-                        (m.get("metadata") or {}).get("name"), listener.get("name"))
     return None
 
 
@@ -316,9 +350,168 @@ def request_errors(where, timeout):
         raise RequestError("%s: %s: %s" % (where, type(e).__name__, e))
 
 
-def send_once(ip, port, method, path, host, headers, timeout):
-    """One HTTP/1.1 request on a fresh connection to ip:port; a Response or RequestError."""
-    conn = http.client.HTTPConnection(ip, port, timeout=timeout)
+# ---------------------------------------------------------------------------------------------
+# TLS client (scheme https: HTTP/1.1 over TLS, no ALPN, as upstream's Go client)
+
+
+DEFAULT_TRUST = {"kind": "Secret", "namespace": "gateway-conformance-infra",
+                 "name": "tls-validity-checks-certificate", "key": "tls.crt"}
+HANDSHAKE, CERTIFICATE_REQUEST = 22, 13  # TLS content type and handshake message type
+
+
+def go_name_matches(pattern, name):
+    """Whether a DNS SAN matches `name` as Go's crypto/x509 matchHostnames does: labels compared
+    case-insensitively, a leftmost "*" label matches any one label (so "*.org" covers
+    "example.org", which OpenSSL's own check refuses)."""
+    pattern, name = pattern.lower(), name.lower().rstrip(".")
+    if not pattern or not name:
+        return False
+    pattern_labels, name_labels = pattern.split("."), name.split(".")
+    if len(pattern_labels) != len(name_labels):
+        return False
+    return all((i == 0 and p == "*") or p == n
+               for i, (p, n) in enumerate(zip(pattern_labels, name_labels)))
+
+
+def peer_name_problem(cert, name):
+    """None when the verified peer certificate (SSLSocket.getpeercert()) is valid for `name`
+    (Go's VerifyHostname: IP SANs for an address, DNS SANs otherwise, never the CN)."""
+    sans = cert.get("subjectAltName", ()) if cert else ()
+    try:
+        address = ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        address = None
+    if address is not None:
+        if any(kind == "IP Address" and ipaddress.ip_address(v.strip()) == address
+               for kind, v in sans):
+            return None
+    elif any(kind == "DNS" and go_name_matches(v, name) for kind, v in sans):
+        return None
+    return "certificate is not valid for %s (SANs: %s)" % (
+        name, ", ".join("%s:%s" % kv for kv in sans) or "none")
+
+
+class TlsMaterial:
+    """The generated Secrets and ConfigMaps (conformance_data.generated_secrets) as TLS client
+    material: PEM by "namespace/name"; client certificate and key files are written into
+    `directory` on first use (ssl.load_cert_chain reads files)."""
+
+    def __init__(self, generated, directory):
+        self.directory = directory
+        self.secrets, self.config_maps = {}, {}
+        for obj in generated:
+            meta = obj.get("metadata") or {}
+            key = "%s/%s" % (meta.get("namespace"), meta.get("name"))
+            if obj.get("kind") == "Secret":
+                self.secrets[key] = {k: base64.b64decode(v)
+                                     for k, v in (obj.get("data") or {}).items()}
+            elif obj.get("kind") == "ConfigMap":
+                self.config_maps[key] = {k: v.encode() for k, v in
+                                         (obj.get("data") or {}).items()}
+        self.files = {}
+        self.lock = threading.Lock()
+
+    def trust_pem(self, trust):
+        """The PEM trust anchor a request.trust names (None: the system roots)."""
+        if trust["kind"] == "SystemRoots":
+            return None
+        key = "%s/%s" % (trust["namespace"], trust["name"])
+        source = self.secrets if trust["kind"] == "Secret" else self.config_maps
+        if key not in source or trust.get("key", "tls.crt") not in source[key]:
+            raise KeyError("trust anchor %s %s[%s] is not among the generated objects" % (
+                trust["kind"], key, trust.get("key")))
+        return source[key][trust.get("key", "tls.crt")]
+
+    def client_files(self, name):
+        """(certificate file, key file) of the generated kubernetes.io/tls Secret `name`."""
+        with self.lock:
+            if name not in self.files:
+                secret = self.secrets.get(name)
+                if not secret or "tls.crt" not in secret or "tls.key" not in secret:
+                    raise KeyError("client certificate Secret %s is not among the generated "
+                                   "Secrets" % name)
+                paths = []
+                for part in ("tls.crt", "tls.key"):
+                    path = os.path.join(self.directory, "client-%s-%s" % (
+                        name.replace("/", "_"), part))
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(secret[part])
+                    paths.append(path)
+                self.files[name] = tuple(paths)
+            return self.files[name]
+
+
+class TlsClient:
+    """The TLS side of one https case: trust exactly request.trust (default: the generated
+    tls-validity-checks-certificate; a byte-identical leaf is accepted, OpenSSL's
+    PARTIAL_CHAIN), names checked as Go does against the SNI (else the request's host), TLS 1.2
+    at least (Go's client default), no ALPN, and request.clientCertificate presented when the
+    server asks. `requested`: a server asked for a client certificate in some handshake (the
+    CertificateRequest message, seen through the ssl module's message callback)."""
+
+    def __init__(self, request, material):
+        self.requested = False
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
+        self.context.check_hostname = False  # Go's rules: peer_name_problem
+        self.context.verify_mode = ssl.CERT_REQUIRED
+        self.context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+        pem = material.trust_pem(request.get("trust") or DEFAULT_TRUST)
+        if pem is None:
+            self.context.load_default_certs()
+        else:
+            self.context.load_verify_locations(cadata=pem.decode())
+        if request.get("clientCertificate"):
+            self.context.load_cert_chain(*material.client_files(request["clientCertificate"]))
+        if hasattr(self.context, "_msg_callback"):
+            self.context._msg_callback = self._message
+        self.sni = request.get("sni")
+
+    def _message(self, _conn, direction, _version, content_type, message_type, _data):
+        if direction == "read" and content_type == HANDSHAKE and message_type == \
+                CERTIFICATE_REQUEST:
+            self.requested = True
+
+    @staticmethod
+    def can_see_requests():
+        return hasattr(ssl.SSLContext, "_msg_callback")
+
+    def wrap(self, sock, host, sni=None):
+        """The TLS connection over `sock` (SNI `sni`, else self.sni; none for an address);
+        raises ssl.SSLError, or RequestError when the certificate is not valid for the name."""
+        sni = sni or self.sni
+        name = sni or urllib.parse.urlsplit("//" + host).hostname or host
+        try:
+            ipaddress.ip_address(name)
+            server_name = None  # Go sends no SNI for an address
+        except ValueError:
+            server_name = sni or name
+        tls = self.context.wrap_socket(sock, server_hostname=server_name)
+        problem = peer_name_problem(tls.getpeercert(), name)
+        if problem:
+            tls.close()
+            raise RequestError("TLS: " + problem)
+        return tls
+
+
+class _Connection(http.client.HTTPConnection):
+    """http.client's connection, over TLS when `tls` (a TlsClient) is given."""
+
+    def __init__(self, ip, port, timeout, tls=None, host=None, sni=None):
+        super().__init__(ip, port, timeout=timeout)
+        self.tls, self.tls_host, self.tls_sni = tls, host, sni
+
+    def connect(self):
+        super().connect()
+        if self.tls is not None:
+            self.sock = self.tls.wrap(self.sock, self.tls_host, self.tls_sni)
+
+
+def send_once(ip, port, method, path, host, headers, timeout, tls=None, sni=None):
+    """One HTTP/1.1 request on a fresh connection to ip:port (over TLS with `tls`, a
+    TlsClient); a Response or RequestError."""
+    conn = _Connection(ip, port, timeout, tls, host, sni)
     try:
         with request_errors(where_of(ip, port), timeout):
             conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
@@ -345,6 +538,7 @@ class Target:
         self.scheme = t.get("scheme", "http")
         self.port = int(t["port"])
         self.ip = addresses.get(self.gateway)
+        self.tls = None  # a TlsClient for scheme https (CaseRunner.run)
 
     def default_host(self):
         """What Go sends as Host when the case sets none: IP, or IP:port off the default."""
@@ -361,30 +555,35 @@ def request_headers(request):
 
 def send_case(case, target, timeout, extra_headers=()):
     """Sends the case's request (following redirects unless the case says not to, as Go's
-    client does); returns the Response with .url set to the URL the request went to."""
+    client does; an https hop uses target.tls, a TlsClient, with the SNI of the case for its
+    first hop and the redirect's host after); returns the Response with .url set to the URL the
+    request went to."""
     request = case["request"]
     method, path = request["method"], request["path"]
     host = request.get("host") or target.default_host()
     headers = request_headers(request) + list(extra_headers)
     follow = request.get("followRedirects", True) and "redirect" not in case["expect"]
-    ip, port, scheme = target.ip, target.port, target.scheme
+    ip, port, scheme, sni, tls = target.ip, target.port, target.scheme, None, target.tls
     for _ in range(10):
         url = "%s://%s%s" % (scheme, host, path)
-        response = send_once(ip, port, method, path, host, headers, timeout)
+        if scheme == "https" and tls is None:
+            raise RequestError("an https request needs a TLS client")
+        response = send_once(ip, port, method, path, host, headers, timeout,
+                             tls if scheme == "https" else None, sni)
         response.url = url
         location = response.header("Location")
         if not follow or response.status not in (301, 302, 303, 307, 308) or not location:
             return response
         nxt = urllib.parse.urlsplit(urllib.parse.urljoin(url, location))
-        if nxt.scheme != "http":
-            raise RequestError("redirected to %s (%d): only http is followed here" % (
+        if nxt.scheme not in ("http", "https"):
+            raise RequestError("redirected to %s (%d): only http and https are followed" % (
                 location, response.status))
         try:
             ip = str(ipaddress.ip_address(nxt.hostname))
         except ValueError:
             ip = target.ip  # a name: every name resolves to the Gateway under test
         port = nxt.port or DEFAULT_PORTS[nxt.scheme]
-        host, scheme = nxt.netloc, nxt.scheme
+        host, scheme, sni = nxt.netloc, nxt.scheme, nxt.hostname
         path = (nxt.path or "/") + ("?" + nxt.query if nxt.query else "")
         if response.status == 303 or (response.status in (301, 302) and method == "POST"):
             method = "GET"
@@ -604,32 +803,62 @@ def read_websocket_message(sock, read_exactly):
 # Running cases
 
 
+class CaseFailed(Exception):
+    """An attempt whose outcome fails the case at once, whatever later attempts would do."""
+
+
 class CaseRunner:
     """Runs the cases of one phase (a file's cases, or a followUp's) against one gateway; `echo`
-    (echo_backend.EchoServers) answers the request-record queries of the mirror cases. When the
+    (echo_backend.EchoServers) answers the request-record queries of the mirror cases, `tls`
+    (a TlsMaterial) gives https cases their trust anchors and client certificates. When the
     phase's status checks failed (`settling` false), the configuration had --status-deadline to
     converge already: no case gets more than --min-window."""
 
-    def __init__(self, args, addresses, gateway, echo=None, settling=True):
+    def __init__(self, args, addresses, gateway, echo=None, settling=True, tls=None):
         self.args = args
         self.addresses = addresses
         self.gateway = gateway
         self.echo = echo
+        self.tls = tls
         self.settle_deadline = time.monotonic() + (args.consistency_timeout if settling else 0)
         self.refused = {}  # (ip, port) -> reason, once a whole window saw only refusals
 
     def attempt(self, case, target):
-        """(None or why the try failed, whether the connection was refused)."""
+        """(None or why the try failed, whether the connection was refused); raises CaseFailed
+        when the attempt fails the case at once (expect.failure "httpStatus" answered 200)."""
         unique = case["request"].get("uniqueQueryParam")
         if unique and unique.get("regenerate") == "perAttempt":
             case = with_query_param(case, unique["name"], new_request_id())
+        failure = case["expect"].get("failure")
         try:
             if target.scheme == "ws":
                 return websocket_exchange(case, target, self.args.request_timeout), False
             response = send_case(case, target, self.args.request_timeout)
         except RequestError as e:
-            return str(e), e.refused
+            if failure == "connection":
+                return None, False  # what the case expects: no complete HTTP response
+            return ("not yet: " if failure else "") + str(e), e.refused
+        if failure == "connection":
+            return "got an HTTP response (status %d, %s), want the connection to fail" % (
+                response.status, describe_response(response)), False
+        if failure == "httpStatus":
+            # extended/README.md section 3: 408/504 are "not yet", a 200 fails the case.
+            if response.status in (408, 504):
+                return "not yet: status %d" % response.status, False
+            if response.status == 200:
+                raise CaseFailed("status 200 (%s), want a failure status" %
+                                 describe_response(response))
+            return None, False
         return compare(case, response), False
+
+    def tls_client(self, case):
+        """The case's TlsClient (scheme https), or None; raises KeyError/OSError/ssl.SSLError
+        when its trust anchor or client certificate cannot be loaded."""
+        if case["target"].get("scheme") != "https":
+            return None
+        if self.tls is None:
+            raise KeyError("no TLS material (generated Secrets) for an https case")
+        return TlsClient(case["request"], self.tls)
 
     def run(self, case):
         """(outcome, reason) of one case."""
@@ -639,6 +868,14 @@ class CaseRunner:
         why = case_unsupported(case)
         if why:
             return FAIL, why
+        wants_request = case["expect"].get("clientCertificateRequested")
+        if wants_request and not TlsClient.can_see_requests():
+            return FAIL, ("expect.clientCertificateRequested: this Python's ssl module has no "
+                          "message callback to see the server's CertificateRequest")
+        try:
+            target.tls = self.tls_client(case)
+        except (KeyError, OSError, ValueError) as e:
+            return FAIL, "TLS client: %s" % (e.args[0] if isinstance(e, KeyError) else e)
         unique = case["request"].get("uniqueQueryParam")
         if unique and unique.get("regenerate") == "perCase":
             case = with_query_param(case, unique["name"], new_request_id())
@@ -650,7 +887,10 @@ class CaseRunner:
         streak, last, all_refused = 0, None, True
         while True:
             self.gateway.check_alive()
-            reason, refused = self.attempt(case, target)
+            try:
+                reason, refused = self.attempt(case, target)
+            except CaseFailed as e:
+                return FAIL, str(e)
             if reason is None:
                 streak += 1
                 all_refused = False
@@ -667,6 +907,9 @@ class CaseRunner:
         # Converged: the configuration is in place; later failures need no long window.
         self.settle_deadline = min(self.settle_deadline, time.monotonic())
         self.refused.pop(key, None)
+        if wants_request and not target.tls.requested:
+            return FAIL, ("the server never asked for a client certificate "
+                          "(expect.clientCertificateRequested)")
         # What some cases check once they pass: (where the spec is, its field, the check).
         for spec, field, check in ((case["expect"], "mirroredTo", self.mirrored),
                                    (case, "distribution", self.distribution),
@@ -858,15 +1101,10 @@ def run_file(path, args, base, secrets, pods, slot, echo=None):
     result = FileResult(name)
     test = load_json(path)
     if args.strict:
-        reason = unsupported_reason(test)
+        reason = unsupported_reason(test, h2_over_http1=args.h2_over_http1)
         if reason and not args.try_unsupported:
             result.not_run = reason
             result.counts = (len(all_cases(test)), sum(len(c) for _, c, _, _ in test_phases(test)))
-            return result
-    else:
-        reason = https_reason(test)
-        if reason:
-            result.skipped = "HTTPS is out of scope here (TLS issue): %s" % reason
             return result
     started = time.monotonic()
     workdir = tempfile.mkdtemp(prefix="portico-conformance-")
@@ -883,6 +1121,7 @@ def run_file(path, args, base, secrets, pods, slot, echo=None):
         write_config(conf, base, secrets, test, endpoints=endpoints,
                      rewrite=give_gateways_addresses(addresses),
                      extra=selector_endpoint_slices(base, test, pods))
+        material = TlsMaterial(secrets, workdir)
         binaries = portico_procs.Binaries(args.controller, args.gateway, None, args.plugin_dir)
         controller = track(portico_procs.Controller(binaries, conf, workdir, log_level="warn"))
         procs.append(controller)
@@ -900,9 +1139,9 @@ def run_file(path, args, base, secrets, pods, slot, echo=None):
                               time.monotonic() + args.status_deadline, seen_checks, context,
                               check_label="status: ")
             result.results += phase
-            runner = CaseRunner(args, addresses, gateway, echo,
+            runner = CaseRunner(args, addresses, gateway, echo, tls=material,
                                 settling=all(outcome != FAIL for _, outcome, _ in phase))
-            for case in cases:
+            for case in phase_cases(cases, args.h2_over_http1):
                 description = label + "case: " + case["name"]
                 seen_cases[description] = seen_cases.get(description, 0) + 1
                 if seen_cases[description] > 1:
@@ -964,6 +1203,10 @@ def parse_args():
     parser.add_argument("--try-unsupported", action="store_true",
                         help="strict mode: run the files unsupported_reason() names too (their "
                         "unsupported cases fail with the reason)")
+    parser.add_argument("--h2-over-http1", action="store_true",
+                        help="also send each request.protocol H2 case over HTTP/1.1 (TLS, no "
+                        "ALPN), reported as '<name> [over HTTP/1.1]'; the H2 case itself still "
+                        "fails (HTTP/2 is another issue)")
     parser.add_argument("files", nargs="*", help="only these test files (names)")
     return parser.parse_args()
 
@@ -1047,7 +1290,7 @@ def main():
     paths = [os.path.join(args.conformance_dir, f) for f in files]
     secrets = []
     if args.try_unsupported or not args.strict or not all(
-            unsupported_reason(load_json(p)) for p in paths):
+            unsupported_reason(load_json(p), args.h2_over_http1) for p in paths):
         secrets_dir = tempfile.mkdtemp(prefix="portico-conformance-secrets-")
         try:
             secrets = generated_secrets(base, secrets_dir)

@@ -6,7 +6,10 @@ The echo backend (echo_backend.py) on real loopback sockets (port 0: request rec
 CaseRunner, distribution, uniqueQueryParam, mirroredTo, mirrorDistribution), the config
 rewriting (Gateway addresses, selector EndpointSlices, runtimeSetup), base layering, the
 status checks and actions of extended/README.md against a fake admin API (conformance_data),
-the HTTPS and unsupported-file classification and the skip/not-run paths of the command line.
+the https client (TLS echo pods with generated material: trust, Go's name rules, client
+certificates, clientCertificateRequested, failure "connection"), failure "httpStatus", H2 cases
+over HTTP/1.1, the unsupported-file classification and the skip/not-run paths of the command
+line.
 
 Run: run_conformance_test.py [--conformance-dir DIR] [unittest args]. The data-dependent tests
 skip when DIR is absent. Only the Python 3 standard library.
@@ -19,6 +22,7 @@ import json
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -57,6 +61,12 @@ def case(path="/", expect=None, **request):
     r.update(request)
     return {"name": "c " + path, "target": {"gateway": NS + "/gw", "port": 80, "scheme": "http"},
             "request": r, "expect": expect or {"status": 200}}
+
+
+def https_case(path="/", expect=None, sni="example.org", **request):
+    c = case(path, expect, sni=sni, host=request.pop("host", "example.org"), **request)
+    c["target"].update(port=443, scheme="https")
+    return c
 
 
 def echo_response(pod="infra-backend-v1-abc-1", namespace=NS, path="/", host="h", method="GET",
@@ -415,8 +425,8 @@ class ClientTest(unittest.TestCase):
         c = case("/")
         c["target"]["gateway"] = "x/y"
         self.assertIn("not among", self.runner().run(c)[1])
-        for scheme, why in (("https", "needs HTTPS listeners"), ("grpc", "no gRPC client"),
-                            ("udp", "UDPRoute")):
+        for scheme, why in (("grpc", "no gRPC client"), ("udp", "UDPRoute"),
+                            ("tls", "TLSRoute")):
             c = case("/")
             c["target"]["scheme"] = scheme
             outcome, reason = self.runner().run(c)
@@ -424,6 +434,53 @@ class ClientTest(unittest.TestCase):
             self.assertIn(why, reason)
         h2c = case("/", protocol="H2C_PRIOR_KNOWLEDGE")
         self.assertIn("H2C_PRIOR_KNOWLEDGE", self.runner().run(h2c)[1])
+        h2 = https_case(protocol="H2")
+        self.assertEqual(self.runner().run(h2), (rc.FAIL, rc.H2_REASON))
+        self.assertIn("HTTP/2 is another issue", rc.H2_REASON)
+        for scheme, failure in (("http", "connection"), ("https", "httpStatus"),
+                                ("tls", "connectionRejected"), ("http", "grpcStatus")):
+            c = case("/", {"failure": failure})
+            c["target"]["scheme"] = scheme
+            self.assertIn("not implemented" if scheme != "tls" else "TLSRoute",
+                          rc.case_unsupported(c), (scheme, failure))
+        self.assertIsNone(rc.case_unsupported(https_case(expect={"failure": "connection"})))
+        self.assertIsNone(rc.case_unsupported(case("/", {"failure": "httpStatus"})))
+        self.assertIn("trust kind Vault", rc.case_unsupported(https_case(trust={"kind": "Vault"})))
+
+    def test_http_status_failures(self):
+        # extended/README.md section 3: another status passes, 408/504 and transport errors are
+        # "not yet", a 200 fails the case at once.
+        retry = "/retry/x?responseCode=%d&succeedAfter=99"
+        fails = self.at(case(retry % 503, {"failure": "httpStatus"}, uniqueQueryParam={
+            "name": "uuid", "regenerate": "perAttempt"}), self.pod.port)
+        self.assertEqual(self.runner().run(fails), (rc.PASS, ""))
+        start = time.monotonic()
+        outcome, reason = self.runner(consistency_timeout=5).run(
+            self.at(case("/", {"failure": "httpStatus"}), self.pod.port))
+        self.assertEqual(outcome, rc.FAIL)
+        self.assertIn("status 200", reason)
+        self.assertLess(time.monotonic() - start, 2)  # at once, not after the window
+        for not_yet, port in ((retry % 504, self.pod.port), ("/", closed_port())):
+            c = self.at(case(not_yet, {"failure": "httpStatus"}, uniqueQueryParam={
+                "name": "uuid", "regenerate": "perAttempt"}), port)
+            outcome, reason = self.runner().run(c)
+            self.assertEqual(outcome, rc.FAIL)
+            self.assertIn("not yet", reason)
+
+    def test_h2_cases_over_http1(self):
+        h2 = https_case(protocol="H2")
+        plain = https_case()
+        self.assertEqual(rc.phase_cases([h2, plain]), [h2, plain])
+        cases = rc.phase_cases([h2, plain], h2_over_http1=True)
+        self.assertEqual(len(cases), 3)
+        self.assertIs(cases[0], h2)
+        self.assertEqual(cases[1]["name"], h2["name"] + " [over HTTP/1.1]")
+        self.assertNotIn("protocol", cases[1]["request"])
+        self.assertEqual(h2["request"]["protocol"], "H2")  # a copy
+        self.assertIs(cases[2], plain)
+        test = {"cases": [h2]}
+        self.assertEqual(rc.unsupported_reason(test), rc.H2_REASON)
+        self.assertIsNone(rc.unsupported_reason(test, h2_over_http1=True))
 
     def test_unique_query_param(self):
         self.assertEqual(rc.set_query_param("/p", "uuid", "u-1"), "/p?uuid=u-1")
@@ -577,6 +634,168 @@ BASE = {
 }
 
 
+class TlsClientTest(unittest.TestCase):
+    """The https client against TLS echo pods on loopback, with material generated as the
+    runner generates it (conformance_data): the default trust anchor (self-signed, SANs *,
+    *.org, *.wildcard.org), a CA, a client leaf and a server leaf it signs, and an untrusted
+    self-signed certificate."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="conformance-runner-test-")
+        try:
+            cls.setup_material()
+        except BaseException:
+            shutil.rmtree(cls.dir)
+            raise
+
+    @classmethod
+    def setup_material(cls):
+        def sub(name):
+            d = os.path.join(cls.dir, name)
+            os.makedirs(d)
+            return d
+        default = conformance_data.generate_secret_pems(sub("default"),
+                                                        ["*", "*.org", "*.wildcard.org"])
+        other = conformance_data.generate_secret_pems(sub("other"), ["*.org"])
+        ca_dir = sub("ca")
+        ca = conformance_data.generate_ca(ca_dir)
+        client = conformance_data.generate_signed_pems(sub("client"), ca_dir, {
+            "extKeyUsage": ["clientAuth"]})
+        leaf = conformance_data.generate_signed_pems(sub("leaf"), ca_dir, {
+            "extKeyUsage": ["serverAuth"], "effectiveSANs": {"dns": ["leaf.example"]}})
+        other_client = conformance_data.generate_secret_pems(sub("other-client"), ["*"])
+        secret = conformance_data.tls_secret
+        cls.material = rc.TlsMaterial([
+            secret({"namespace": NS, "name": "tls-validity-checks-certificate"}, *default),
+            secret({"namespace": NS, "name": "client"}, *client),
+            secret({"namespace": NS, "name": "other-client"}, *other_client),
+            secret({"namespace": NS, "name": "leaf"}, *leaf),
+            {"kind": "ConfigMap", "metadata": {"namespace": NS, "name": "ca"},
+             "data": {"ca.crt": ca.decode()}}], sub("files"))
+
+        def server(pems, client_ca=None, mode=None):
+            d = tempfile.mkdtemp(dir=cls.dir)
+            paths = []
+            for name, data in zip(("crt", "key"), pems):
+                paths.append(os.path.join(d, name))
+                with open(paths[-1], "wb") as f:
+                    f.write(data)
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*paths)
+            if client_ca:
+                context.load_verify_locations(cadata=client_ca.decode())
+                context.verify_mode = mode
+            return context
+        cls.pods = {
+            "plain": echo_backend.EchoPod("127.0.0.1", 0, NS, "infra-backend-v1-abc-1",
+                                          ssl=server(default)),
+            "asks": echo_backend.EchoPod("127.0.0.1", 0, NS, "infra-backend-v1-abc-2",
+                                         ssl=server(default, ca, ssl.CERT_OPTIONAL)),
+            "requires": echo_backend.EchoPod("127.0.0.1", 0, NS, "infra-backend-v1-abc-3",
+                                             ssl=server(default, ca, ssl.CERT_REQUIRED)),
+            "untrusted": echo_backend.EchoPod("127.0.0.1", 0, NS, "infra-backend-v1-abc-4",
+                                              ssl=server(other)),
+            "leaf": echo_backend.EchoPod("127.0.0.1", 0, NS, "infra-backend-v1-abc-5",
+                                         ssl=server(leaf)),
+        }
+        cls.servers = echo_backend.EchoServers(list(cls.pods.values())).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.servers.stop()
+        shutil.rmtree(cls.dir)
+
+    def run_case(self, pod, c):
+        c = copy.deepcopy(c)
+        c["target"]["port"] = self.pods[pod].port
+        gateway = types.SimpleNamespace(check_alive=lambda: None)
+        args = types.SimpleNamespace(consistency_timeout=0.5, min_window=0.3,
+                                     consistency_passes=3, request_timeout=5.0,
+                                     mirror_window=0.3)
+        return rc.CaseRunner(args, {NS + "/gw": "127.0.0.1"}, gateway, tls=self.material).run(c)
+
+    def test_https_request_as_upstream_sends_it(self):
+        expect = {"status": 200, "backend": "infra-backend-v1", "namespace": NS,
+                  "backendRequest": {"method": "GET", "path": "/p", "host": "second-example.org"}}
+        c = https_case("/p", expect, sni="second-example.org", host="second-example.org")
+        before = self.pods["plain"].requests
+        self.assertEqual(self.run_case("plain", c), (rc.PASS, ""))
+        self.assertEqual(self.pods["plain"].requests - before, 3)
+        # Without request.sni the host names the server (Go's ServerName from the URL).
+        no_sni = https_case("/p", expect, sni=None, host="second-example.org")
+        del no_sni["request"]["sni"]
+        self.assertEqual(self.run_case("plain", no_sni), (rc.PASS, ""))
+        # A wildcard SAN covers one label only; the SNI name is the one checked.
+        outcome, reason = self.run_case("plain", https_case(sni="a.b.example.org"))
+        self.assertEqual(outcome, rc.FAIL)
+        self.assertIn("certificate is not valid for a.b.example.org", reason)
+        # The client trusts exactly the generated Secret, not another self-signed pair.
+        outcome, reason = self.run_case("untrusted", https_case())
+        self.assertEqual(outcome, rc.FAIL)
+        self.assertIn("CERTIFICATE_VERIFY_FAILED", reason)
+
+    def test_no_alpn_and_tls_1_2_at_least(self):
+        tls = rc.TlsClient(https_case()["request"], self.material)
+        self.assertEqual(tls.context.minimum_version, ssl.TLSVersion.TLSv1_2)
+        with socket.create_connection(("127.0.0.1", self.pods["plain"].port), timeout=5) as raw:
+            with tls.wrap(raw, "example.org") as conn:
+                self.assertIsNone(conn.selected_alpn_protocol())
+                self.assertEqual(conn.server_hostname, "example.org")
+        # An address is checked against IP SANs (the certificate has none) and sent no SNI.
+        with socket.create_connection(("127.0.0.1", self.pods["plain"].port), timeout=5) as raw:
+            with self.assertRaisesRegex(rc.RequestError, "not valid for 127.0.0.1"):
+                tls.wrap(raw, "127.0.0.1", sni="127.0.0.1")
+
+    def test_trust_kinds(self):
+        leaf = {"kind": "Secret", "namespace": NS, "name": "leaf", "key": "tls.crt"}
+        c = https_case(sni="leaf.example", host="leaf.example", trust=leaf)
+        self.assertEqual(self.run_case("leaf", c), (rc.PASS, ""))  # the leaf itself, no CA
+        ca = {"kind": "ConfigMap", "namespace": NS, "name": "ca", "key": "ca.crt"}
+        self.assertEqual(self.run_case("leaf", dict(c, request=dict(c["request"], trust=ca))),
+                         (rc.PASS, ""))
+        outcome, reason = self.run_case("plain", dict(c, request=dict(c["request"], trust=ca)))
+        self.assertEqual(outcome, rc.FAIL)
+        self.assertIn("CERTIFICATE_VERIFY_FAILED", reason)
+        system = dict(c, request=dict(c["request"], trust={"kind": "SystemRoots"}))
+        self.assertEqual(self.run_case("leaf", system)[0], rc.FAIL)
+        missing = dict(c, request=dict(c["request"], trust=dict(leaf, name="nope")))
+        outcome, reason = self.run_case("leaf", missing)
+        self.assertEqual(outcome, rc.FAIL)
+        self.assertIn("TLS client: trust anchor Secret %s/nope" % NS, reason)
+
+    def test_connection_failures(self):
+        failing = https_case(expect={"failure": "connection"})
+        # No certificate for a server that requires one (TLS 1.3: seen when reading).
+        self.assertEqual(self.run_case("requires", failing), (rc.PASS, ""))
+        other = https_case(expect={"failure": "connection", "clientCertificateRequested": True},
+                           clientCertificate=NS + "/other-client")
+        self.assertEqual(self.run_case("requires", other), (rc.PASS, ""))
+        self.assertEqual(self.run_case("untrusted", failing), (rc.PASS, ""))
+        outcome, reason = self.run_case("plain", failing)
+        self.assertEqual(outcome, rc.FAIL)
+        self.assertIn("got an HTTP response (status 200, answered by %s/infra-backend-v1-abc-1), "
+                      "want the connection to fail" % NS, reason)
+
+    def test_client_certificates(self):
+        good = https_case(expect={"status": 200, "clientCertificateRequested": True},
+                          clientCertificate=NS + "/client")
+        self.assertEqual(self.run_case("asks", good), (rc.PASS, ""))
+        self.assertEqual(self.run_case("requires", good), (rc.PASS, ""))
+        outcome, reason = self.run_case("plain", good)
+        self.assertEqual(outcome, rc.FAIL)
+        self.assertIn("the server never asked for a client certificate", reason)
+        # Without a certificate of its own the client still notices the request.
+        asked = https_case(expect={"status": 200, "clientCertificateRequested": True})
+        self.assertEqual(self.run_case("asks", asked), (rc.PASS, ""))
+        outcome, reason = self.run_case("requires", https_case(clientCertificate=NS + "/nope"))
+        self.assertEqual(outcome, rc.FAIL)
+        self.assertIn("TLS client: client certificate Secret %s/nope" % NS, reason)
+        crt, key = self.material.client_files(NS + "/client")
+        self.assertEqual(os.stat(key).st_mode & 0o777, 0o600)
+        self.assertEqual(self.material.client_files(NS + "/client"), (crt, key))
+
+
 class PlanTest(unittest.TestCase):
 
     def test_pods_and_gateway_addresses(self):
@@ -627,16 +846,21 @@ class PlanTest(unittest.TestCase):
         finally:
             shutil.rmtree(conf)
 
-    def test_https_reason(self):
-        https_case = case()
-        https_case["target"]["scheme"] = "https"
-        self.assertIsNone(rc.https_reason({"cases": [case()]}))
-        self.assertIn("1 of its 2 cases", rc.https_reason({"cases": [case(), https_case]}))
-        self.assertIn("1 of its 1 cases", rc.https_reason(
-            {"cases": [], "followUps": [{"cases": [https_case]}]}))
-        listener = {"kind": "Gateway", "metadata": {"name": "g"},
-                    "spec": {"listeners": [{"name": "l", "protocol": "HTTPS"}]}}
-        self.assertIn("HTTPS listener l", rc.https_reason({"manifests": [listener]}))
+    def test_go_name_matching(self):
+        for pattern, name, want in (
+                ("example.org", "example.org", True), ("EXAMPLE.org", "example.ORG.", True),
+                ("*.org", "example.org", True), ("*.org", "a.example.org", False),
+                ("*.org", "org", False), ("*.wildcard.org", "x.wildcard.org", True),
+                ("a*.org", "ab.org", False), ("*", "localhost", True), ("*", "a.b", False),
+                ("x.*.org", "x.y.org", False), ("", "a", False)):
+            self.assertEqual(rc.go_name_matches(pattern, name), want, (pattern, name))
+        cert = {"subjectAltName": (("DNS", "*.org"), ("URI", "*"), ("IP Address", "127.0.0.1"))}
+        self.assertIsNone(rc.peer_name_problem(cert, "second-example.org"))
+        self.assertIsNone(rc.peer_name_problem(cert, "127.0.0.1"))
+        self.assertIn("not valid for 127.0.0.2 (SANs: DNS:*.org, URI:*, IP Address:127.0.0.1)",
+                      rc.peer_name_problem(cert, "127.0.0.2"))
+        self.assertIn("not valid for x.wildcard.org", rc.peer_name_problem(cert, "x.wildcard.org"))
+        self.assertIn("SANs: none", rc.peer_name_problem({"subject": ()}, "example.org"))
 
     def test_real_base(self):
         if not CONFORMANCE_DIR or not os.path.isdir(CONFORMANCE_DIR):
@@ -684,11 +908,15 @@ class PlanTest(unittest.TestCase):
             {"kind": "HTTPRoute"}], "cases": [case()], "statusChecks": [
             {"check": "namespacesReady", "namespaces": [NS]}]}
         self.assertIsNone(rc.unsupported_reason(plain))
+        self.assertIsNone(rc.unsupported_reason(dict(plain, cases=[https_case(
+            clientCertificate=NS + "/c", expect={"failure": "connection",
+                                                 "clientCertificateRequested": True})])))
         for change, why in (
                 ({"features": ["Gateway", "GRPCRoute"]}, "GRPCRoute kind not implemented"),
                 ({"manifests": [{"kind": "ListenerSet"}]}, "ListenerSet kind not implemented"),
+                ({"cases": [https_case(protocol="H2")]}, "HTTP/2 is another issue"),
                 ({"cases": [dict(case(), target={"gateway": "g", "port": 443,
-                                                 "scheme": "https"})]}, "HTTPS listeners"),
+                                                 "scheme": "tls"})]}, "TLSRoute"),
                 ({"statusChecks": [{"check": "podLogs"}]}, "status check podLogs"),
                 ({"followUps": [{"actions": [{"op": "restart"}]}]}, "action restart"),
                 ({"echoBackends": [{"namespace": "n", "name": "tcp-a", "server": "tcp"}]},
@@ -922,50 +1150,29 @@ class SkipPathTest(unittest.TestCase):
             write_json(os.path.join(directory, "_base.json"), {
                 "extends": "../_base.json", "manifests": [], "echoBackends": [
                     {"namespace": NS, "name": "grpc-echo", "server": "grpc", "replicas": 2}]})
-            https_case = case()
-            https_case["target"]["scheme"] = "https"
-            write_json(os.path.join(directory, "tls-only.json"), {
-                "features": ["Gateway"], "manifests": [], "cases": [https_case],
+            write_json(os.path.join(directory, "h2-only.json"), {
+                "features": ["Gateway"], "manifests": [], "cases": [https_case(protocol="H2")],
                 "statusChecks": [{"check": "gatewayReady", "gateway": ref("Gateway", "g")}]})
             done, out = self.run_in_namespace(directory)
             self.assertEqual(done.returncode, 1, out)
             self.assertIn("NOTE: not started (the runner implements only the HTTP echo server): "
                           "%s/grpc-echo (grpc) x2" % NS, out)
-            self.assertIn("FAIL tls-only.json: not run (1 cases, 1 status checks): needs HTTPS "
-                          "listeners (TLS issue)", out)
+            self.assertIn("FAIL h2-only.json: not run (1 cases, 1 status checks): " +
+                          rc.H2_REASON, out)
             self.assertIn("cases: 0 passed, 1 failed, 0 skipped; status checks: 0 passed, 1 "
                           "failed (1 cases and 1 status checks of them in files not run)", out)
             self.assertRegex(out, r"wall time: [0-9.]+ s\n0 passed, 1 failed, 0 skipped\n$")
             listed = os.path.join(top, "expected.txt")
             with open(listed, "w") as f:
-                f.write("tls-only.json  # needs HTTPS listeners\n")
+                f.write("h2-only.json  # HTTP/2 is another issue\n")
             done = self.run_runner(directory, "--expected-failures", listed, "--quiet",
                                    "--write-expected-failures", os.path.join(top, "seed.txt"))
             self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
-            self.assertIn("FAIL (expected) tls-only.json: not run", done.stdout)
+            self.assertIn("FAIL (expected) h2-only.json: not run", done.stdout)
             with open(os.path.join(top, "seed.txt")) as f:
-                self.assertIn("\n# needs HTTPS listeners (TLS issue)\ntls-only.json\n", f.read())
+                self.assertIn("\n# %s\nh2-only.json\n" % rc.H2_REASON, f.read())
         finally:
             shutil.rmtree(top)
-
-    def test_https_files_are_skipped_with_a_reason(self):
-        directory = tempfile.mkdtemp(prefix="conformance-runner-test-")
-        try:
-            base = {"manifests": [], "echoBackends": [
-                {"namespace": NS, "name": "echo", "replicas": 1, "podLabels": {"app": "e"}}]}
-            https_case = case()
-            https_case["target"]["scheme"] = "https"
-            for name, content in (("_base.json", base), ("index.json", {}),
-                                  ("tls-only.json", {"manifests": [], "cases": [https_case]})):
-                with open(os.path.join(directory, name), "w") as f:
-                    json.dump(content, f)
-            done, out = self.run_in_namespace(directory)
-            self.assertEqual(done.returncode, 0, out)
-            self.assertIn("SKIP tls-only.json: HTTPS is out of scope here (TLS issue): 1 of its "
-                          "1 cases are HTTPS", out)
-            self.assertTrue(out.rstrip().endswith("0 passed, 0 failed, 1 skipped"), out)
-        finally:
-            shutil.rmtree(directory)
 
 
 def main():
