@@ -151,7 +151,8 @@ TEST_F(plugin_secret, CaBundlesAreCheckedAndExportedWithoutMaterial) {
   EXPECT_THAT(*out.status_json,
               HasSubstr(R"("status":"False","reason":"InvalidCACertificate","message":"ca.crt: )"
                         R"(PEM block 1 is a PRIVATE KEY, not a CERTIFICATE")"));
-  EXPECT_THAT(*out.export_json, HasSubstr(R"("ca":{"valid":false,"message":"ca.crt: PEM block 1)"));
+  EXPECT_THAT(*out.export_json, HasSubstr(R"("ca":{"valid":false,"reason":"InvalidCACertificate",)"
+                                          R"("message":"ca.crt: PEM block 1)"));
   EXPECT_FALSE(out.synced.has_value());
   // With a valid pair beside it, the pair still syncs; the CA does not.
   TestCertificate leaf = Certificate({"example.com"});
@@ -198,39 +199,6 @@ TEST_F(plugin_secret, TlsMaterialChecks) {
   EXPECT_THAT(*out.export_json, HasSubstr(R"("tlsValid":true,"sha256":")" +
                                           CheckTlsMaterial(a.cert_pem, a.key_pem, kNowMs).sha256 +
                                           R"(","sans":["a.example.com"])"));
-}
-
-TEST_F(plugin_secret, CaBundlesAreCheckedAndExportTheirDigest) {
-  TestCertificate a = Certificate({"a.example.com"});
-  TestCertificate b = Certificate({"b.example.com"});
-  CaBundle two = CheckCaBundle(a.cert_pem + b.cert_pem);
-  EXPECT_TRUE(two.valid) << two.message;
-  EXPECT_EQ(two.certificates, 2);
-  EXPECT_EQ(two.sha256, Sha256(a.cert_pem + b.cert_pem));
-  CaBundle garbage = CheckCaBundle("Hello world");
-  EXPECT_FALSE(garbage.valid);
-  EXPECT_EQ(garbage.reason, "InvalidCACertificate");
-  EXPECT_THAT(garbage.message, HasSubstr("ca.crt is not a PEM certificate bundle"));
-  CaBundle broken =
-      CheckCaBundle(a.cert_pem + "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
-  EXPECT_FALSE(broken.valid);
-  EXPECT_THAT(broken.message, HasSubstr("ca.crt: certificate 2 does not parse"));
-
-  // The export carries the same digest as the synced ca entry, never the PEM.
-  ProcessOutcome out =
-      Process(SecretJson("Opaque", R"({"ca.crt":")" + Base64Encode(a.cert_pem) + "\"}"));
-  ASSERT_TRUE(out.ok()) << out.status;
-  EXPECT_EQ(*out.export_json,
-            R"({"type":"Opaque","keys":["ca.crt"],"ca":{"valid":true,"sha256":")" +
-                Sha256(a.cert_pem) + R"(","certificates":1}})");
-  auto view = json::Parse(*out.synced);
-  ASSERT_TRUE(view.ok());
-  EXPECT_EQ(json::GetString((*view)["ca"], "sha256"), Sha256(a.cert_pem));
-  out = Process(SecretJson("Opaque", R"({"ca.crt":"SGVsbG8gd29ybGQK"})"));
-  ASSERT_TRUE(out.ok()) << out.status;
-  EXPECT_THAT(*out.export_json, HasSubstr(R"("ca":{"valid":false,"reason":"InvalidCACertificate",)"
-                                          R"("message":"ca.crt is not a PEM certificate bundle)"));
-  EXPECT_EQ(out.export_json->find("SGVs"), std::string::npos);
 }
 
 TEST_F(plugin_secret, Base64DecodingIsStrict) {

@@ -271,7 +271,7 @@ TEST_F(plugin_tls, SecretsNeedUsableMaterial) {
   ASSERT_TRUE(host_.Apply(CaSecret("default", "ca", "Hello world")).ok());
   EXPECT_THAT(resolved(ca_spec), HasSubstr("ResolvedRefs=False/InvalidCACertificateRef: "
                                            "spec.clientCertificate.caCertificateRefs[0]: Secret "
-                                           "default/ca: ca.crt is not a PEM certificate bundle"));
+                                           "default/ca: ca.crt: no PEM certificate found"));
 
   // Fixed material resolves, and the digest follows the material (rotation restages).
   ASSERT_TRUE(host_.Apply(TlsSecret("default", "cert", shop_)).ok());

@@ -38,7 +38,7 @@ request.uniqueQueryParam, expect.mirroredTo and mirrorDistribution (read from th
 backends' request record), responseHeadersAnyOf, ignoreWhitespace, the non-echo rule for 200/204
 answers, every check of its section 5 and the patch/create actions; the echo backend's /retry/
 and /ws endpoints and request record. A file needing what the runner or the gateway cannot do
-yet (unsupported_reason: frontend client-certificate validation, backend client certificates,
+yet (unsupported_reason: backend client certificates,
 BackendTLSPolicy, GRPCRoute, TLSRoute, TCPRoute, UDPRoute, ListenerSet, h2c, HTTP/2, test-local
 echo backends) fails at once with that reason,
 without starting anything (--try-unsupported runs it anyway; its unsupported cases then fail
@@ -202,8 +202,6 @@ UNSUPPORTED_FEATURES = {
     # The runner implements what these files need (request.clientCertificate, expect.failure
     # "connection", clientCertificateRequested); the gateway does not validate client
     # certificates yet. Delete this entry when it does.
-    "GatewayFrontendClientCertificateValidation":
-        "frontend client-certificate validation not implemented by the gateway yet (TLS issue)",
     "GatewayBackendClientCertificate":
         "needs TLS to backends with a client certificate (TLS issue)",
     "HTTPRouteBackendProtocolH2C":

@@ -939,8 +939,13 @@ class PlanTest(unittest.TestCase):
                     if rc.unsupported_reason(conformance_data.load_json(
                         os.path.join(directory, f))) is None]
         self.assertEqual(runnable, [
+            "gateway-invalid-default-frontend-client-certificate-validation.json",
             "gateway-invalid-listeners-unsupported-protocol.json", "gateway-modify-listeners.json",
-            "gateway-observed-generation-bump.json", "gatewayclass-observed-generation-bump.json",
+            "gateway-observed-generation-bump.json",
+            "gateway-with-clientcertificate-validation-insecure-fallback.json",
+            "gateway-with-clientcertificate-validation.json",
+            "gateway-with-invalid-clientcertificate-validation.json",
+            "gatewayclass-observed-generation-bump.json",
             "httproute-backend-protocol-websocket.json", "httproute-cors.json",
             "httproute-observed-generation-bump.json", "httproute-request-mirror.json",
             "httproute-request-multiple-mirrors.json", "httproute-request-percentage-mirror.json",

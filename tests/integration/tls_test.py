@@ -14,8 +14,8 @@ echo backend; on port Q one listener "single" (no hostname, its own certificate)
     handshake and the gateway's log says why, port Q (one) serves its certificate;
   - TLS 1.1 is refused by the gateway (the same client with -tls1_2 succeeds, so the refusal is
     the server's); TLS 1.2 and 1.3 are served;
-  - sessions resume with tickets (TLS 1.3 and 1.2); by session ID (TLS 1.2, no ticket) they do
-    not today when the client closes first: an expected failure documenting the finding;
+  - sessions resume with tickets (TLS 1.3 and 1.2) and by session ID (TLS 1.2, no ticket), also
+    when the client closes first;
   - curl over HTTPS (--resolve, --cacert, HTTP/1.1): a routed 200, and 421 when the Host belongs
     to another listener than the one the SNI selected;
   - rotation: the "any" Secret file is replaced while wrk (keep-alive) and a loop of new TLS
@@ -343,13 +343,8 @@ class TlsTest(unittest.TestCase):
         self.assertTrue(self.resumed("-tls1_3"), "TLS 1.3 ticket")
         self.assertTrue(self.resumed("-tls1_2"), "TLS 1.2 ticket")
 
-    # Finding: TLS 1.2 resumption by session ID (the server's session cache) fails whenever
-    # the client closes first. gateway/server/tls_transport.cc TlsTransport::Close() calls
-    # SSL_free without SSL_shutdown (or SSL_set_shutdown(SSL_SENT_SHUTDOWN |
-    # SSL_RECEIVED_SHUTDOWN) with quiet shutdown, as nginx does), so OpenSSL treats the session
-    # as bad and removes it from the cache (ssl_clear_bad_session). Remove the decorator when
-    # it is fixed.
-    @unittest.expectedFailure
+    # TLS 1.2 resumption by session ID (the server's session cache) also when the client closes
+    # first (TlsTransport::Close marks a cleanly ended session shut down before freeing it).
     def test_sessions_resume_by_id_after_the_client_closes(self):
         self.assertTrue(self.resumed("-tls1_2", "-no_ticket", client_closes=True),
                         "TLS 1.2 session ID")
