@@ -457,7 +457,7 @@ TEST_F(TlsTest, TlsPolicySetsCertificateVersionsAndClientChecksForItsHostnames) 
       "listener_set.v1", "tlspolicy/infra/mtls", "portico.io/TLSPolicy/infra/mtls",
       Policy(
           "mtls", 3000, R"(["*.wild.test"])",
-          R"("clientCertificate":{"mode":"Require","caCertificates":[{"secretRef":{"namespace":"infra","name":"client-ca"},"sha256":"sha-client-ca"}],"allowedSans":["client.test"]})"));
+          R"("clientCertificate":{"mode":"Require","caCertificates":[{"secretRef":{"namespace":"infra","name":"client-ca"},"sha256":"sha-client-ca"}],"allowedSans":["Client.Test"]})"));
   ASSERT_TRUE(Apply(b).empty());
 
   TlsTestClient shop(port_.port(), Sni("shop.test"));
@@ -505,10 +505,14 @@ TEST_F(TlsTest, TlsPolicyWithUnknownCiphersOrMissingMaterialIsNacked) {
       Policy(
           "cert", 2, "[]",
           R"("certificate":{"secretRef":{"namespace":"infra","name":"gone"},"sha256":"sha-gone"})"));
+  // IANA names are OpenSSL's too (TLS 1.2 suites translated, TLS 1.3 suites as they are).
+  b.Put("listener_set.v1", "tlspolicy/infra/iana", "portico.io/TLSPolicy/infra/iana",
+        Policy("iana", 3, "[]",
+               R"("ciphers":["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256","TLS_AES_128_GCM_SHA256"])"));
   std::vector<core::SyncNack> nacks = Apply(b);
   std::map<std::string, std::string> why;
   for (const auto& n : nacks) why[n.key.ToString()] = n.reason;
-  ASSERT_EQ(why.size(), 2u);
+  ASSERT_EQ(why.size(), 2u) << why["portico.io/TLSPolicy/infra/iana"];
   EXPECT_THAT(why["portico.io/TLSPolicy/infra/ciphers"], HasSubstr("no cipher \"NOT-A-CIPHER\""));
   EXPECT_THAT(why["portico.io/TLSPolicy/infra/cert"], HasSubstr("sha-gone"));
 }

@@ -6,6 +6,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
+#include <cctype>
 #include <string_view>
 
 namespace portico::core::tls {
@@ -90,7 +91,18 @@ bool ClientValidation::AllowsLeaf(X509* leaf) const {
     if (text == nullptr) continue;
     std::string_view value(reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
                            static_cast<size_t>(ASN1_STRING_length(text)));
-    for (const std::string& allowed : allowed_sans_) found = found || allowed == value;
+    for (const std::string& allowed : allowed_sans_) {
+      // An entry with ':' is a URI (exact); any other a DNS name (any case).
+      const bool uri = allowed.find(':') != std::string::npos;
+      if (uri != (name->type == GEN_URI) || allowed.size() != value.size()) continue;
+      bool same = true;
+      for (size_t c = 0; c < value.size() && same; ++c) {
+        same = uri ? allowed[c] == value[c]
+                   : std::tolower(static_cast<unsigned char>(allowed[c])) ==
+                         std::tolower(static_cast<unsigned char>(value[c]));
+      }
+      found = found || same;
+    }
   }
   GENERAL_NAMES_free(names);
   return found;

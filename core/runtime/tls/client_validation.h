@@ -7,8 +7,9 @@
 //    and the handshake goes on whatever the outcome (the result is kept for filters and logs);
 //  - kOptionalValid (TLSPolicy clientCertificate.mode Optional): asked for; a client without one
 //    goes on, one whose certificate does not verify is refused.
-// TLSPolicy adds a verify depth and allowed SANs (the leaf must carry one of the DNS or URI
-// names; checked in the verify callback, so it holds in every mode but the insecure fallback).
+// TLSPolicy adds a verify depth and allowed SANs (the leaf must carry one of them: an entry with
+// ':' is a URI SAN compared exactly, any other a DNS SAN compared in any case; checked in the
+// verify callback, so it holds in every mode but the insecure fallback).
 // Apply runs on each handshake after the SNI picked the certificate (OpenSSL's SSL_set_SSL_CTX
 // does not carry verification over): verify mode, trust store, the CA names sent in the
 // CertificateRequest, and a session id context of its own, so a session resumed on another

@@ -143,7 +143,15 @@ StatusOr<std::shared_ptr<const TlsPolicy>> ParseTlsPolicy(const rapidjson::Value
       ciphers && ciphers->IsArray()) {
     for (const rapidjson::Value& c : ciphers->GetArray()) {
       if (!c.IsString()) continue;
-      const std::string name = c.GetString();
+      std::string name = c.GetString();
+      if (name.rfind("TLS_", 0) == 0) {
+        // An IANA name: OpenSSL's own for a TLS 1.2 suite; TLS 1.3 suites keep theirs.
+        const char* openssl = OPENSSL_cipher_name(name.c_str());
+        if (openssl == nullptr || std::string_view(openssl) == "(NONE)") {
+          return InvalidArgumentError("ciphers: OpenSSL knows no cipher \"" + name + "\"");
+        }
+        name = openssl;
+      }
       std::string& into = name.rfind("TLS_", 0) == 0 ? policy->cipher_suites : policy->cipher_list;
       if (!into.empty()) into += ':';
       into += name;
