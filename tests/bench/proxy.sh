@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# proxy.sh: the proxy benchmark of issues 5 and 12 ("Benchmark tests/bench/proxy"). A script that
+# proxy.sh: the proxy benchmark of issues 5, 12 and 13 ("Benchmark tests/bench/proxy"). A script that
 # prints figures, not a test (not registered in CTest). Run it on an otherwise idle 2-core
 # machine with a Release build:
 #
@@ -7,7 +7,8 @@
 #                        [--cpu-period-us US] [--no-callgrind] [--callgrind-only NAMES]
 #                        [--no-logs-off] [--no-forwarder] [--no-filters] [--no-memory]
 #                        [--memory-routes N] [--memory-requests N] [--count-duration S]
-#                        [--callgrind-requests N] [--keep]
+#                        [--callgrind-requests N] [--no-tls] [--only-tls] [--tls-idle N]
+#                        [--floor-seconds S] [--keep]
 #
 #   --build DIR        build tree holding portico-controller, portico-gateway, plugins-out
 #                      (default build/release)
@@ -24,6 +25,12 @@
 #   --no-forwarder     skip the reference byte forwarder (proxy/forwarder.c)
 #   --no-filters       skip the header-modifier and webhook configurations
 #   --no-memory        skip the memory phase (100,000 prefix routes)
+#   --no-tls           skip the TLS configurations and the TLS memory phase (issue 13)
+#   --only-tls         only those (implies --no-memory, --no-forwarder, --no-filters,
+#                      --no-logs-off; no direct run)
+#   --tls-idle N       idle TLS connections of the TLS memory phase (default 4000; 1000 with
+#                      --quick; 0 skips it)
+#   --floor-seconds S  openssl speed -seconds of the crypto floor (default 3; 1 with --quick)
 #
 # Configurations: wrk straight to the upstream (the limit); nginx (1 worker, upstream
 # keep-alive), haproxy (nbthread 1, http-reuse always) and portico-gateway (--workers 1, loaded
@@ -39,17 +46,22 @@
 # cross-checked by perf when its tracepoint opens), heap allocations per request (same
 # counter), callgrind instructions per request beside nginx's, RSS; then memory per route with
 # 100,000 prefix routes; then the targets of issues 12 and 5 with PASS/MISS and the command
-# line. The logic lives in tests/bench/proxy/bench.py.
+# line. Issue 13 adds TLS configurations (--no-tls skips them): nginx and portico, 1 route over
+# HTTPS with an ECDSA P-256 certificate made at run time, measured with full TLS 1.3 handshakes
+# (one request per connection), resumed ones (tickets) and keep-alive HTTPS requests, printed as
+# ratios and as a fraction of the crypto floor (`openssl speed ecdsap256 ecdhp256` on CPU 0),
+# and memory per idle TLS connection. The logic lives in tests/bench/proxy/bench.py; the TLS
+# client in tests/bench/proxy/tls_load.c.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-for tool in wrk nginx haproxy taskset cc python3; do
+for tool in wrk nginx haproxy taskset cc python3 openssl; do
   command -v "$tool" >/dev/null || { echo "proxy.sh: $tool is not installed (scripts/setup.sh)" >&2; exit 2; }
 done
 callgrind=1
 for a in "$@"; do
   case "$a" in
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,54p' "$0"; exit 0 ;;
     --quick|--no-callgrind) callgrind=0 ;;
   esac
 done

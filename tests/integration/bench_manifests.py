@@ -1,7 +1,10 @@
 """bench_manifests.py: the Gateway API YAML the benchmarks load (tests/bench/sync.py,
 tests/bench/proxy/bench.py): a GatewayClass "portico" with Gateway default/web on one HTTP
-listener, a Service (optionally with an EndpointSlice on 127.0.0.1) and one-rule HTTPRoutes on
-that Gateway (optionally with filters), and a portico.io Webhook."""
+listener (or one HTTPS listener with a kubernetes.io/tls Secret), a Service (optionally with an
+EndpointSlice on 127.0.0.1) and one-rule HTTPRoutes on that Gateway (optionally with filters),
+and a portico.io Webhook."""
+
+import base64
 
 
 def gateway_yaml(port):
@@ -19,6 +22,34 @@ spec:
   listeners:
   - {name: http, protocol: HTTP, port: %d}
 """ % port
+
+
+def https_gateway_yaml(port, secret):
+    """GatewayClass portico and Gateway default/web with listener "https" on `port`: HTTPS,
+    no hostname, TLS Terminate with Secret default/SECRET (tls_secret_yaml)."""
+    return """apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portico}
+spec: {controllerName: portico.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: default}
+spec:
+  gatewayClassName: portico
+  listeners:
+  - name: https
+    protocol: HTTPS
+    port: %d
+    tls: {mode: Terminate, certificateRefs: [{kind: Secret, name: %s}]}
+""" % (port, secret)
+
+
+def tls_secret_yaml(name, cert_pem, key_pem):
+    """Secret default/NAME of type kubernetes.io/tls holding the PEM bytes cert_pem, key_pem."""
+    return ("apiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: default}\n"
+            "type: kubernetes.io/tls\ndata:\n  tls.crt: %s\n  tls.key: %s\n" % (
+                name, base64.b64encode(cert_pem).decode(), base64.b64encode(key_pem).decode()))
 
 
 def service_yaml(name, target_port, endpoints=False):

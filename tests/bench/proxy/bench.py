@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench.py: the proxy benchmark of issues 5 and 12 ("Benchmark tests/bench/proxy"), run by
+"""bench.py: the proxy benchmark of issues 5, 12 and 13 ("Benchmark tests/bench/proxy"), run by
 tests/bench/proxy.sh (see its header for the options). A script that prints figures, not a test.
 
 Layout on this 2-core machine: the proxy under test alone on CPU 0 (taskset -c 0; one worker);
@@ -30,7 +30,19 @@ headers (1 route setting a request and a response header: portico RequestHeaderM
 ResponseHeaderModifier, nginx proxy_set_header + add_header, haproxy http-request/http-response
 set-header) and webhook (1 route calling the webhook server before the upstream: portico's
 Webhook kind bound by an ExtensionRef filter, nginx auth_request; haproxy has no equivalent
-without Lua/SPOE). Phases:
+without Lua/SPOE). Issue 13 adds the TLS configurations (--no-tls leaves them out, --only-tls
+keeps only them): nginx and portico, 1 route behind an HTTPS listener with an ECDSA P-256
+certificate made with openssl at run time (portico: a Gateway HTTPS listener whose
+certificateRefs name a kubernetes.io/tls Secret in the controller's config dir, TLS 1.3 by
+default; nginx: `listen ssl`, ssl_protocols TLSv1.2 TLSv1.3, ssl_session_tickets on,
+ssl_session_cache shared:SSL:10m), both on the same libssl (the report says which), each under
+three loads: tls-full (tls_load.c: 50 connections, each a full TLS 1.3 handshake on P-256 and
+one request with Connection: close), tls-resume (the same, each connection offering its slot's
+last ticket) and tls-keepalive (wrk -t1 -c50 https://); tls_load.c's header says why not wrk
+(it resumes on reconnect), s_time (one connection at a time, no Host) or h2load (resumes too).
+The handshake rates are printed against nginx and as a fraction of the crypto floor
+(`openssl speed -seconds 3 ecdsap256 ecdhp256` on CPU 0: 1 / (sign + ECDH) full handshakes,
+1 / ECDH resumed ones, per core). Phases:
 
   1. timed: every configuration once per repeat, interleaved (the order rotates each repeat);
      RPS, p50, p99 from wrk --latency; CPU time of the proxy's whole process tree (utime+stime of
@@ -51,6 +63,10 @@ without Lua/SPOE). Phases:
      with `master_process off` there (vgdb cannot reach a forked worker; the event loop is the
      worker's); haproxy with its watchdog disabled (no_watchdog.c: callgrind's slowdown would
      trip it). Not under the quota (instruction counts do not depend on it);
+  3b. TLS memory (issue 13; --tls-idle 0 or --no-tls skips it): fresh nginx and portico TLS
+     instances (tls-idle, under the quota), warmed up with full handshakes, then N (--tls-idle,
+     4000) connections each after one keep-alive request held open: (settled RSS with them -
+     settled RSS before) / N;
   4. memory (--no-memory skips it): memory per route where the routes dominate, (RSS with
      --memory-routes (100,000) prefix routes - RSS with 1) / (N - 1), fresh gateways each
      measured after the same traffic (--memory-requests served upstream, to the last route);
@@ -66,6 +82,7 @@ import platform
 import re
 import shutil
 import signal
+import ssl
 import statistics
 import struct
 import subprocess
@@ -105,7 +122,14 @@ TARGETS = {
     "regex_vs_1": 0.5,      # portico 10k regex RPS >= 0.5 x its 1-route RPS
     "prefix_bytes": 1024,   # portico RSS per prefix route
     "regex_bytes": 4096,    # portico RSS per regex route
+    # issue 13 (TLS), proxy-bound layout, portico vs nginx with the same OpenSSL
+    "tls_full_vs_nginx": 1.3,        # new connections, full TLS 1.3 handshake, ECDSA P-256
+    "tls_resume_vs_nginx": 1.2,      # resumed handshakes (tickets)
+    "tls_keepalive_vs_nginx": 1.15,  # keep-alive HTTPS requests
+    "tls_idle_bytes": 8192,          # RSS per idle TLS connection
 }
+TLS_SECRET = "bench-tls"
+TLS_IDLE = 4000  # idle TLS connections of the TLS memory phase (--tls-idle)
 
 
 def log(msg):
@@ -113,9 +137,16 @@ def log(msg):
     sys.stderr.flush()
 
 
-def http_get(port, path=PATH, host=HOST, timeout=5):
-    """(status, headers as {lower-case name: value}, body) of GET path."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def http_get(port, path=PATH, host=HOST, timeout=5, tls=False):
+    """(status, headers as {lower-case name: value}, body) of GET path (over TLS, certificate
+    not checked, when `tls`)."""
+    if tls:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=timeout, context=context)
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("GET", path, headers={"Host": host})
         response = conn.getresponse()
@@ -125,8 +156,8 @@ def http_get(port, path=PATH, host=HOST, timeout=5):
         conn.close()
 
 
-def http_status(port, path=PATH, host=HOST, timeout=5):
-    status, _, body = http_get(port, path, host, timeout)
+def http_status(port, path=PATH, host=HOST, timeout=5, tls=False):
+    status, _, body = http_get(port, path, host, timeout, tls)
     return status, body
 
 
@@ -343,7 +374,12 @@ events { worker_connections 8192; }
 
 
 VARIANTS = {"1": "1route", "prefix": "10k-prefix", "regex": "10k-regex", "headers": "headers",
-            "webhook": "webhook"}
+            "webhook": "webhook", "tls-full": "tls-full", "tls-resume": "tls-resume",
+            "tls-keepalive": "tls-keepalive", "tls-idle": "tls-idle"}
+# The TLS configurations (issue 13): 1 route over an HTTPS listener (ECDSA P-256 certificate
+# made at run time), each with its load: full handshakes, resumed handshakes (tickets), keep-alive
+# requests; tls-idle is the TLS memory phase's instance (not timed).
+TLS_VARIANTS = ("tls-full", "tls-resume", "tls-keepalive")
 
 
 class Config:
@@ -364,6 +400,7 @@ class Config:
         self.counts = None   # counted phase
         self.ir = None       # callgrind Ir per request
         self.instance = None
+        self.tls = variant.startswith("tls-")
 
 
 HEADER_FILTERS = [
@@ -375,7 +412,7 @@ HEADER_FILTERS = [
 
 def route_yaml(i, variant):
     filters = None
-    if variant in ("1", "headers", "webhook"):
+    if variant in ("1", "headers", "webhook") or variant.startswith("tls-"):
         name, match = "all", "{path: {type: PathPrefix, value: /}}"
         filters = {"headers": HEADER_FILTERS,
                    "webhook": [manifests.webhook_filter(WEBHOOK)]}.get(variant)
@@ -395,11 +432,18 @@ def write_webhook(conf, webhook_port, timeout):
     os.rename(path + ".tmp", path)
 
 
-def write_portico_conf(conf, port, upstream_port, variant, routes, webhook_port=None):
+def write_portico_conf(conf, port, upstream_port, variant, routes, webhook_port=None,
+                       tls_pems=None):
+    """tls_pems: (certificate PEM, key PEM) of the HTTPS listener of the TLS variants, written
+    as a kubernetes.io/tls Secret beside the Gateway."""
     os.makedirs(conf)
     with open(os.path.join(conf, "00-gateway.yaml"), "w") as f:
-        f.write(manifests.gateway_yaml(port) + "---\n" +
-                manifests.service_yaml("upstream", upstream_port, endpoints=True))
+        if variant.startswith("tls-"):
+            f.write(manifests.https_gateway_yaml(port, TLS_SECRET) + "---\n" +
+                    manifests.tls_secret_yaml(TLS_SECRET, *tls_pems) + "---\n")
+        else:
+            f.write(manifests.gateway_yaml(port) + "---\n")
+        f.write(manifests.service_yaml("upstream", upstream_port, endpoints=True))
     if variant == "webhook":
         write_webhook(conf, webhook_port, "1s")
     n = routes
@@ -411,11 +455,19 @@ def write_portico_conf(conf, port, upstream_port, variant, routes, webhook_port=
     return n
 
 
-def write_nginx_conf(directory, port, upstream_port, variant, logs, webhook_port=None):
+def write_nginx_conf(directory, port, upstream_port, variant, logs, webhook_port=None,
+                     tls_files=None):
+    """tls_files: (certificate path, key path) of the TLS variants' `listen ssl`."""
     os.makedirs(directory, exist_ok=True)
     proxy = ("proxy_pass http://up;")
     upstreams = ""
-    if variant == "1":
+    listen_ssl = ""
+    if variant.startswith("tls-"):
+        # Issue 13: TLS 1.2 and 1.3, tickets (OpenSSL's own ticket keys) and a shared cache.
+        listen_ssl = (" ssl;\n    ssl_certificate %s;\n    ssl_certificate_key %s;\n"
+                      "    ssl_protocols TLSv1.2 TLSv1.3;\n    ssl_session_tickets on;\n"
+                      "    ssl_session_cache shared:SSL:10m" % tls_files)
+    if variant == "1" or variant.startswith("tls-"):
         locations = "    location / { %s }\n" % proxy
     elif variant == "headers":
         # A location's proxy_set_header replaces the inherited ones: all of them again, plus the
@@ -472,12 +524,12 @@ def write_nginx_conf(directory, port, upstream_port, variant, logs, webhook_port
     keepalive_timeout 600s;
   }
 %s  server {
-    listen 127.0.0.1:%d backlog=4096;
+    listen 127.0.0.1:%d backlog=4096%s;
     server_name %s;
 %s  }
 }
 """ % (access, directory, directory, directory, directory, directory, upstream_port, upstreams,
-       port, HOST, locations))
+       port, listen_ssl, HOST, locations))
     return conf
 
 
@@ -543,7 +595,7 @@ class Launcher:
         webhook_port = self.webhook.port if self.webhook else None
         if cfg.kind == "nginx":
             cfg.conf = write_nginx_conf(cfg.dir, cfg.port, self.upstream.port, cfg.variant,
-                                        cfg.logs, webhook_port)
+                                        cfg.logs, webhook_port, self.args.tls_files)
         elif cfg.kind == "haproxy":
             cfg.conf = write_haproxy_conf(cfg.dir, cfg.port, self.upstream.port, cfg.variant,
                                           cfg.logs)
@@ -552,7 +604,7 @@ class Launcher:
         elif cfg.kind == "portico":
             conf = os.path.join(cfg.dir, "conf")
             cfg.route_count = write_portico_conf(conf, cfg.port, self.upstream.port, cfg.variant,
-                                                 cfg.routes, webhook_port)
+                                                 cfg.routes, webhook_port, self.args.tls_pems)
             c = Controller(self.binaries, conf, cfg.dir, name="controller", log_level="warn")
             self.controllers[cfg.name] = c
 
@@ -638,7 +690,7 @@ class Launcher:
 
         def answers():
             proc.check_alive()
-            status, body = http_status(cfg.port, timeout=60)
+            status, body = http_status(cfg.port, timeout=60, tls=cfg.tls)
             last["answer"] = "%d %r" % (status, body[:80])
             return status == 200
         try:
@@ -672,8 +724,18 @@ class Launcher:
 
     def check_variant(self, cfg):
         """The configuration does what its name says: the response header of "headers"; one
-        webhook server call per request for "webhook"."""
-        if cfg.variant == "headers":
+        webhook server call per request for "webhook"; TLS 1.3 with P-256 for the TLS ones, and
+        whether a ticket resumes (3 connections in a row: 1 full, then 2 resumed expected;
+        recorded for the report, not fatal: a proxy that does not resume is a finding)."""
+        if cfg.tls:
+            res = tls_load(cfg.port, "resume", 30, connections=1, requests=3)
+            cfg.tls_check = res
+            if res["requests"] != 3 or res["version"] != "TLSv1.3":
+                raise RuntimeError("%s: 3 HTTPS requests on new connections: %s" % (
+                    cfg.name, res["output"].strip()))
+            if res["resumed"] != 2:
+                log("!!! %s: a ticket did not resume: %s" % (cfg.name, res["output"].strip()))
+        elif cfg.variant == "headers":
             status, headers, _ = http_get(cfg.port)
             if status != 200 or headers.get(RESP_HEADER.lower()) != "1":
                 raise RuntimeError("%s: no %s: 1 in the response (%d %s)" % (
@@ -712,14 +774,14 @@ def parse_latency(text):
     return float(m.group(1)) * UNITS[m.group(2)]
 
 
-def wrk(port, seconds, connections=50, script=None, env=None, timeout_s=None):
+def wrk(port, seconds, connections=50, script=None, env=None, timeout_s=None, tls=False):
     argv = ["wrk", "-t1", "-c%d" % connections, "-d%ds" % max(1, round(seconds)), "--latency",
             "-H", "Host: %s" % HOST]
     if timeout_s:
         argv += ["--timeout", "%ds" % timeout_s]
     if script:
         argv += ["-s", script]
-    argv.append("http://127.0.0.1:%d%s" % (port, PATH))
+    argv.append("%s://127.0.0.1:%d%s" % ("https" if tls else "http", port, PATH))
     full_env = dict(os.environ)
     full_env.update(env or {})
     out = subprocess.run(argv, capture_output=True, text=True, env=full_env,
@@ -737,6 +799,72 @@ def wrk(port, seconds, connections=50, script=None, env=None, timeout_s=None):
     result["errors"] = (int(non2xx.group(1)) if non2xx else 0) + (
         sum(int(x) for x in errors.groups()) if errors else 0)
     return result
+
+
+# ---------------------------------------------------------------------------------------------
+# TLS load (tls_load.c; see its header for why not wrk, s_time or h2load)
+
+TLS_LOAD_BIN = None  # built into the work directory by main()
+
+
+def tls_load_argv(port, mode, seconds, connections=50, requests=None):
+    argv = [TLS_LOAD_BIN, "--port", str(port), "--mode", mode, "--connections", str(connections),
+            "--duration", "%g" % seconds, "--host", HOST, "--path", PATH, "--groups", "P-256"]
+    if requests:
+        argv += ["--requests", str(requests)]
+    return argv
+
+
+def parse_tls_load(text):
+    lines = [line for line in text.splitlines() if line.startswith("requests=")]
+    if not lines:
+        raise RuntimeError("tls_load output not understood:\n" + text)
+    kv = dict(field.split("=", 1) for field in lines[-1].split())
+    ms = (lambda v: float(v) if float(v) >= 0 else float("nan"))
+    return {"requests": int(kv["requests"]), "rps": float(kv["rps"]),
+            "p50": ms(kv["p50_ms"]), "p99": ms(kv["p99_ms"]),
+            "errors": int(kv["errors"]) + int(kv["non2xx"]), "full": int(kv["full"]),
+            "resumed": int(kv["resumed"]), "idle": int(kv["idle"]),
+            "idle_closed": int(kv["idle_closed"]), "version": kv["version"],
+            "cipher": kv["cipher"], "group": kv["group"], "output": text}
+
+
+def tls_load(port, mode, seconds, connections=50, requests=None):
+    """tls_load full|resume: new connections, one request each, for `seconds` (or `requests`)."""
+    out = subprocess.run(tls_load_argv(port, mode, seconds, connections, requests),
+                         capture_output=True, text=True, timeout=float(seconds) + 600)
+    return parse_tls_load(out.stdout + out.stderr)
+
+
+def load(cfg, seconds):
+    """The timed load of a configuration: tls_load for the handshake configurations, wrk
+    otherwise (https:// for tls-keepalive: its connections stay open, handshakes only at the
+    start)."""
+    if cfg.variant in ("tls-full", "tls-resume"):
+        return tls_load(cfg.port, cfg.variant[4:], seconds)
+    return wrk(cfg.port, seconds, tls=cfg.tls)
+
+
+def crypto_floor(seconds):
+    """`openssl speed -seconds S -mr ecdsap256 ecdhp256` on CPU 0 (no quota): the seconds of one
+    ECDSA P-256 sign, verify and ECDH P-256 derive; the floors a server cannot beat on one core:
+    a full TLS 1.3 handshake signs once (CertificateVerify) and derives once (ECDHE) -> 1 /
+    (sign + ECDH); a resumed one (psk_dhe_ke, OpenSSL clients' only mode) derives once and
+    signs nothing -> 1 / ECDH. (The server's ECDHE key generation, the HKDF schedule and the
+    ticket are on top of both: what a floor leaves out.)"""
+    argv = ["taskset", "-c", PROXY_CPU, "openssl", "speed", "-seconds", str(seconds), "-mr",
+            "ecdsap256", "ecdhp256"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60 + 10 * seconds)
+    sign = re.search(r"^\+F4:\d+:256:([\d.]+):([\d.]+)", out.stdout, re.M)
+    ecdh = re.search(r"^\+F5:\d+:256:([\d.]+):", out.stdout, re.M)
+    if not sign or not ecdh:
+        raise RuntimeError("openssl speed output not understood:\n%s%s" % (out.stdout,
+                                                                             out.stderr))
+    f = {"sign_s": 1 / float(sign.group(1)), "verify_s": 1 / float(sign.group(2)),
+         "ecdh_s": 1 / float(ecdh.group(1)), "command": " ".join(argv[3:]).replace(" -mr", "")}
+    f["full"] = 1 / (f["sign_s"] + f["ecdh_s"])
+    f["resumed"] = 1 / f["ecdh_s"]
+    return f
 
 
 # ---------------------------------------------------------------------------------------------
@@ -794,14 +922,14 @@ def count_config(launcher, cfg, seconds, perf_ok):
     os.makedirs(counter_dir)
     proc = launcher.start(cfg, "counted", counter_dir)
     try:
-        wrk(cfg.port, 1)  # warm-up
+        load(cfg, 1)  # warm-up
         up = launcher.upstream
         up.quiesce()
         perf = Perf(proc.pids(), os.path.join(counter_dir, "perf.txt")) if perf_ok else None
         hook = launcher.webhook if cfg.variant == "webhook" else None
         before, mark = read_counters(counter_dir), up.mark()
         hook_mark = hook.mark() if hook else None
-        wrk(cfg.port, seconds)
+        load(cfg, seconds)
         up.quiesce()
         after, served = read_counters(counter_dir), up.served_since(mark)
         calls = hook.served_since(hook_mark) if hook else None
@@ -830,13 +958,19 @@ def callgrind_totals(path):
     raise RuntimeError("no totals in " + path)
 
 
-def wrk_requests(port, upstream, requests, cap_s, path=PATH):
+def wrk_requests(port, upstream, requests, cap_s, path=PATH, cfg=None):
     """wrk (its thread stopping after `requests` responses, stop_after.lua) ended with SIGINT
     once the upstream has served them and gone quiet, or after cap_s seconds. wrk's main thread
-    otherwise sleeps for the whole -d duration even when its thread stopped."""
+    otherwise sleeps for the whole -d duration even when its thread stopped. For the TLS
+    configurations (cfg): tls_load --requests for the handshake ones, wrk over https://
+    otherwise."""
     env = dict(os.environ, PROXYBENCH_STOP_AFTER=str(requests))
+    tls = cfg is not None and cfg.tls
     argv = ["wrk", "-t1", "-c50", "-d%ds" % cap_s, "--timeout", "120s", "-H", "Host: %s" % HOST,
-            "-s", os.path.join(HERE, "stop_after.lua"), "http://127.0.0.1:%d%s" % (port, path)]
+            "-s", os.path.join(HERE, "stop_after.lua"),
+            "%s://127.0.0.1:%d%s" % ("https" if tls else "http", port, path)]
+    if cfg is not None and cfg.variant in ("tls-full", "tls-resume"):
+        argv = tls_load_argv(port, cfg.variant[4:], cap_s, requests=requests)
     mark = upstream.mark()
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                env=env)
@@ -863,7 +997,7 @@ def callgrind_config(launcher, cfg, requests, cap_s):
     proc = launcher.start(cfg, "callgrind")
     try:
         up = launcher.upstream
-        wrk_requests(cfg.port, up, max(50, requests // 10), min(cap_s, 20))  # warm-up
+        wrk_requests(cfg.port, up, max(50, requests // 10), min(cap_s, 20), cfg=cfg)  # warm-up
         pids = proc.pids()
         for pid in pids:
             subprocess.run(["callgrind_control", "-z", str(pid)], capture_output=True,
@@ -871,7 +1005,7 @@ def callgrind_config(launcher, cfg, requests, cap_s):
         mark = up.mark()
         hook = launcher.webhook if cfg.variant == "webhook" else None
         hook_mark = hook.mark() if hook else None
-        wrk_requests(cfg.port, up, requests, cap_s)
+        wrk_requests(cfg.port, up, requests, cap_s, cfg=cfg)
         served = up.served_since(mark)
         if hook:
             # More calls than requests served upstream: calls failed (timeout under valgrind?)
@@ -907,7 +1041,7 @@ def timed_run(cfg, seconds, webhook):
     cpu0, busy0, stat0 = cpu_seconds(pids), cpu_busy(), group.stat() if group else None
     hook_mark = hook.mark() if hook else None
     t0 = time.monotonic()
-    res = wrk(cfg.port, seconds)
+    res = load(cfg, seconds)
     wall = time.monotonic() - t0
     cpu1, busy1, stat1 = cpu_seconds(pids), cpu_busy(), group.stat() if group else None
     res["cpu_us"] = (cpu1 - cpu0) * 1e6 / res["requests"] if pids and res["requests"] else None
@@ -966,6 +1100,60 @@ def memory_phase(args, launcher, small, big):
     return out
 
 
+def settled_rss(pids, timeout=10, still=0.5):
+    """RSS once two readings `still` seconds apart agree within 0.2% (or after `timeout`)."""
+    deadline = time.monotonic() + timeout
+    last = rss_bytes(pids)
+    while time.monotonic() < deadline:
+        time.sleep(still)
+        now = rss_bytes(pids)
+        if abs(now - last) <= 0.002 * max(last, 1):
+            return now
+        last = now
+    return last
+
+
+def tls_idle_phase(launcher, cfg, n, warmup_s):
+    """Memory per idle TLS connection: a fresh proxy (same layout as the timed runs), warmed up
+    by `warmup_s` seconds of full handshakes (50 at a time: its upstream pool, session cache
+    and allocator at their steady state), its settled RSS, then n connections opened by
+    tls_load --mode idle (50 at a time; each a full handshake and one keep-alive request) and
+    held open; (settled RSS with them - RSS before) / n. The n connections must all still be
+    open when the RSS is read (the client counts the closed ones)."""
+    proc = launcher.start(cfg)
+    try:
+        pids = proc.pids()
+        fresh = rss_bytes(pids)
+        tls_load(cfg.port, "full", warmup_s)
+        launcher.upstream.quiesce()
+        before = settled_rss(pids)
+        client = subprocess.Popen(
+            tls_load_argv(cfg.port, "idle", 300, connections=n) + ["--concurrency", "50"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            ready = client.stdout.readline()
+            if not ready.startswith("ready "):
+                raise RuntimeError("%s: %d idle TLS connections not opened: %s%s" % (
+                    cfg.name, n, ready, client.stdout.read()))
+            after = settled_rss(pids)
+        finally:
+            client.stdin.close()
+            rest = client.stdout.read()
+            client.wait(timeout=120)
+        res = parse_tls_load(rest)
+        if res["idle"] != n or res["idle_closed"]:
+            raise RuntimeError("%s: of %d idle TLS connections %d were open at the end, %d "
+                               "closed by the proxy: %s" % (cfg.name, n, res["idle"],
+                                                            res["idle_closed"], rest.strip()))
+        out = {"n": n, "fresh": fresh, "before": before, "after": after,
+               "per": (after - before) / n, "group": res["group"], "version": res["version"]}
+        log("tls idle: %s RSS %.1f MB fresh, %.1f MB warm, %.1f MB with %d idle TLS connections: "
+            "%.0f B each" % (cfg.name, fresh / 1e6, before / 1e6, after / 1e6, n, out["per"]))
+        return out
+    finally:
+        launcher.stop(cfg)
+
+
 # ---------------------------------------------------------------------------------------------
 # Report
 
@@ -988,11 +1176,121 @@ def median_of(cfg, key):
     return med(values) if values else None
 
 
-def report(args, configs, by_name, binaries, started, perf_ok, command, mem=None):
+def tls_report(args, configs, by_name, tls_idle, p, get, bound):
+    """Issue 13's section: the TLS configurations' handshakes, the crypto floor, the ratios and
+    the per-connection memory."""
+    tls = [c for c in configs if c.tls and c.runs]
+    floor = getattr(args, "floor", None)
+    p("TLS (issue 13): portico vs nginx, one worker each, same OpenSSL (%s), HTTPS listener with "
+      "an ECDSA P-256 certificate made at run time (openssl req -newkey ec P-256, no key "
+      "committed); client tls_load.c on CPU 1 (TLS 1.3 only, offers P-256 only, SNI %s, 50 "
+      "connections) for tls-full (a full handshake per connection, one request with Connection: "
+      "close) and tls-resume (each connection offers the ticket its slot's previous one got); "
+      "wrk -t1 -c50 https:// for tls-keepalive; RPS of tls-full/-resume = new connections = "
+      "handshakes per second" % (getattr(args, "openssl_note", "?"), HOST))
+    if floor:
+        p("  crypto floor: `%s` on CPU %s (no quota): ECDSA P-256 sign %.1f us, verify %.1f us, "
+          "ECDH P-256 %.1f us -> full handshake floor 1/(sign+ECDH) = %.0f/s, resumed floor "
+          "1/ECDH = %.0f/s (TLS 1.3 psk_dhe_ke resumption still derives an ECDHE secret, signs "
+          "nothing) on a whole core%s" % (
+              floor["command"], PROXY_CPU, floor["sign_s"] * 1e6, floor["verify_s"] * 1e6,
+              floor["ecdh_s"] * 1e6, floor["full"], floor["resumed"],
+              "; the quota gives each proxy %g%% of it: %.0f/s and %.0f/s" % (
+                  args.cpu_quota, floor["full"] * args.cpu_quota / 100,
+                  floor["resumed"] * args.cpu_quota / 100) if bound else ""))
+    if tls:
+        p("  %-22s %9s %8s %8s %9s %7s %6s %6s %-28s %8s %8s" % (
+            "configuration", "conn/s", "full", "resumed", "CPU us", "CPU0%", "thr%", "CPU1%",
+            "version, group, cipher", "/floor", "/floorCPU"))
+        for c in tls:
+            full = sum(r.get("full", 0) for r in c.runs)
+            resumed = sum(r.get("resumed", 0) for r in c.runs)
+            last = c.runs[-1]
+            kind = {"tls-full": "full", "tls-resume": "resumed"}.get(c.variant)
+            # Of the floor: the rate over the whole-core floor; and per CPU second the proxy
+            # used (rate / its CPU 0 share / floor), which the quota does not change.
+            of = ofcpu = None
+            if floor and kind:
+                of = c.m_rps / floor[kind]
+                if c.m_share:
+                    ofcpu = c.m_rps / c.m_share / floor[kind]
+            pct = (lambda v: fmt(v * 100 if v is not None else None, "%.0f"))
+            p("  %-22s %9.0f %8s %8s %9s %7s %6s %6s %-28s %8s %8s" % (
+                c.name, c.m_rps, full if kind else "-", resumed if kind else "-", fmt(c.m_cpu),
+                pct(c.m_share), pct(c.m_thr), pct(c.m_cpu1),
+                "%s %s %s" % (last.get("version", "TLSv1.3?"), last.get("group", "?"),
+                              last.get("cipher", "")) if kind else "(wrk https)",
+                fmt(of, "%.3f"), fmt(ofcpu, "%.3f")))
+        p("  (/floor: conn/s over the whole-core floor of its kind; /floorCPU: conn/s per CPU "
+          "second the proxy used (conn/s / CPU0 share) over the floor: how much of its CPU went "
+          "to the floor's operations)")
+        checks = ["%s %s" % (c.name, "full %d resumed %d of 3" % (
+            c.tls_check["full"], c.tls_check["resumed"]))
+            for c in tls if getattr(c, "tls_check", None)]
+        if checks:
+            p("  ticket check at start (3 connections in a row, 1 full + 2 resumed expected): %s" %
+              ", ".join(checks))
+    p("")
+    p("targets (issue 13), ratios of this run's medians, %s:" % (
+        "proxy-bound layout (--cpu-quota %g)" % args.cpu_quota if bound else
+        "!!! UNCONSTRAINED LAYOUT (no cpu quota applied): these verdicts do not judge the "
+        "issue's proxy-bound targets"))
+    for variant, key, what in (("tls-full", "tls_full_vs_nginx", "new connections, full TLS 1.3 "
+                                "handshake, 1 request each"),
+                               ("tls-resume", "tls_resume_vs_nginx", "resumed handshakes "
+                                "(tickets), 1 request each"),
+                               ("tls-keepalive", "tls_keepalive_vs_nginx", "keep-alive HTTPS "
+                                "requests")):
+        found = get("portico-" + variant, "nginx-" + variant)
+        if not found:
+            continue
+        pc, nx = found
+        r = pc.m_rps / nx.m_rps if nx.m_rps else float("nan")
+        p("  %-13s portico / nginx %s = %.0f / %.0f = %.2f  (>= %.2f) %s" % (
+            variant, what, pc.m_rps, nx.m_rps, r, TARGETS[key], verdict(r >= TARGETS[key])))
+        paired = [a["rps"] / b["rps"] for a, b in zip(pc.runs, nx.runs) if b["rps"] > 0]
+        p("  %-13s   per repeat: %s (median %.2f); p50 %.3f / %.3f ms, p99 %.3f / %.3f ms" % (
+            "", " ".join("%.2f" % x for x in paired), statistics.median(paired), pc.m_p50,
+            nx.m_p50, pc.m_p99, nx.m_p99))
+        if bound:
+            loose = [c.name for c in (pc, nx) if c.m_thr is not None and c.m_thr < 0.5 and
+                     c.m_cpu1 is not None and c.m_cpu1 >= 0.95]
+            p("  %-13s   layout: throttled in %s of the quota's periods, CPU 1 busy %s%s" % (
+                "", " / ".join(fmt(c.m_thr * 100 if c.m_thr is not None else None, "%.0f%%")
+                               for c in (pc, nx)),
+                " / ".join(fmt(c.m_cpu1 * 100 if c.m_cpu1 is not None else None, "%.0f%%")
+                           for c in (pc, nx)),
+                ": proxy-bound" if not loose else
+                "  !!! CLIENT-BOUND (< 50%% throttled with CPU 1 >= 95%%): %s" % ", ".join(loose)))
+    if tls_idle:
+        for kind in ("portico", "nginx"):
+            m = tls_idle.get(kind)
+            if not m:
+                continue
+            target = (" (<= %d) %s" % (TARGETS["tls_idle_bytes"], verdict(
+                m["per"] <= TARGETS["tls_idle_bytes"])) if kind == "portico" else
+                "  (issue 13: nginx reached 14.4 KB)")
+            p("  %-13s %s RSS per idle TLS connection = (%.1f MB - %.1f MB) / %d = %.0f B "
+              "(%.1f KB)%s" % ("tls-idle", kind, m["after"] / 1e6, m["before"] / 1e6, m["n"],
+                               m["per"], m["per"] / 1024, target))
+        if tls_idle.get("portico") and tls_idle.get("nginx"):
+            p("  %-13s   (each connection: a full %s handshake on %s and one keep-alive request, "
+              "then idle; RSS of the proxy's processes before (after %gs of warm-up handshakes) "
+              "and with them, settled; fresh RSS %.1f / %.1f MB)" % (
+                  "", tls_idle["portico"]["version"], tls_idle["portico"]["group"],
+                  args.tls_idle_warmup, tls_idle["portico"]["fresh"] / 1e6,
+                  tls_idle["nginx"]["fresh"] / 1e6))
+    elif args.no_tls_idle:
+        p("  tls-idle      not measured (--tls-idle 0)")
+    p("")
+
+
+def report(args, configs, by_name, binaries, started, perf_ok, command, mem=None,
+           tls_idle=None):
     out = []
     p = out.append
     bound = getattr(args, "quota_applied", False)
-    p("Proxy benchmark (issues 5 and 12), %s" % time.strftime("%Y-%m-%d %H:%M UTC",
+    p("Proxy benchmark (issues 5, 12 and 13), %s" % time.strftime("%Y-%m-%d %H:%M UTC",
                                                             time.gmtime(started)))
     p("command: %s" % command)
     p("build: %s; kernel %s; %s" % (args.build, platform.release(), cpu_model()))
@@ -1174,6 +1472,8 @@ def report(args, configs, by_name, binaries, started, perf_ok, command, mem=None
     elif args.no_memory:
         p("  memory      not measured (--no-memory)")
     p("")
+    if any(c.tls for c in configs) or tls_idle:
+        tls_report(args, configs, by_name, tls_idle, p, get, bound)
 
     # Issue 5's targets.
     p("targets (issue 5), ratios of this run's medians%s:" % (
@@ -1250,6 +1550,21 @@ def report(args, configs, by_name, binaries, started, perf_ok, command, mem=None
     return "\n".join(out)
 
 
+def openssl_note(gateway):
+    """Which libssl portico and nginx run with (ldd), and its version (openssl version)."""
+    def libssl(binary):
+        path = shutil.which(binary) or binary
+        out = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
+        m = re.search(r"libssl\S*\s+=>\s+(\S+)", out)
+        return os.path.realpath(m.group(1)) if m else "?"
+    version = subprocess.run(["openssl", "version"], capture_output=True,
+                             text=True).stdout.strip()
+    mine, theirs = libssl(gateway), libssl("nginx")
+    if mine == theirs:
+        return "%s: portico and nginx both load %s" % (version, mine)
+    return "%s; !!! NOT THE SAME libssl: portico loads %s, nginx %s" % (version, mine, theirs)
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:
@@ -1303,6 +1618,17 @@ def main():
     parser.add_argument("--memory-deadline", type=int, default=1800,
                         help="seconds at most for the memory phase's controller to load and "
                         "its gateway to hold every route")
+    parser.add_argument("--no-tls", action="store_true",
+                        help="skip the TLS configurations and the TLS memory phase (issue 13)")
+    parser.add_argument("--only-tls", action="store_true",
+                        help="only the TLS configurations and the TLS memory phase (implies "
+                        "--no-memory)")
+    parser.add_argument("--tls-idle", type=int, default=None, metavar="N",
+                        help="idle TLS connections of the TLS memory phase (default %d; 1000 "
+                        "with --quick; 0 skips it)" % TLS_IDLE)
+    parser.add_argument("--floor-seconds", type=int, default=None,
+                        help="openssl speed -seconds of the crypto floor (default 3; 1 with "
+                        "--quick)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     parser.add_argument("--only", default=None,
                         help="comma-separated configuration names to run (debugging)")
@@ -1318,6 +1644,16 @@ def main():
         args.memory_routes = ROUTES if args.quick else MEMORY_ROUTES
     if args.memory_requests is None:
         args.memory_requests = 20000 if args.quick else 100000
+    if args.tls_idle is None:
+        args.tls_idle = 1000 if args.quick else TLS_IDLE
+    if args.floor_seconds is None:
+        args.floor_seconds = 1 if args.quick else 3
+    args.tls_idle_warmup = 1 if args.quick else 2
+    args.no_tls_idle = args.tls_idle <= 0
+    if args.no_tls and args.only_tls:
+        parser.error("--no-tls and --only-tls exclude each other")
+    if args.only_tls:
+        args.no_memory = args.no_forwarder = args.no_filters = args.no_logs_off = True
     if args.quick:
         args.no_callgrind = True
         args.warmup = min(args.warmup, 1)
@@ -1356,6 +1692,27 @@ def main():
     args.forwarder_bin = os.path.join(workdir, "forwarder")
     subprocess.run(["cc", "-O2", os.path.join(HERE, "forwarder.c"), "-o", args.forwarder_bin],
                    check=True)
+    args.tls_files = args.tls_pems = None
+    if not args.no_tls:
+        global TLS_LOAD_BIN
+        TLS_LOAD_BIN = os.path.join(workdir, "tls_load")
+        subprocess.run(["cc", "-O2", os.path.join(HERE, "tls_load.c"), "-o", TLS_LOAD_BIN,
+                        "-lssl", "-lcrypto"], check=True)
+        # The certificate: ECDSA P-256, self-signed for HOST, made now (no key committed).
+        tls_dir = os.path.join(workdir, "tls")
+        os.makedirs(tls_dir)
+        args.tls_files = (os.path.join(tls_dir, "tls.crt"), os.path.join(tls_dir, "tls.key"))
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-keyout", args.tls_files[1],
+                        "-out", args.tls_files[0], "-days", "7", "-subj", "/CN=" + HOST,
+                        "-addext", "subjectAltName=DNS:" + HOST], check=True,
+                       capture_output=True)
+        pems = []
+        for path in args.tls_files:
+            with open(path, "rb") as f:
+                pems.append(f.read())
+        args.tls_pems = tuple(pems)
+        args.openssl_note = openssl_note(binaries.gateway)
 
     # This driver and everything it starts without taskset (wrk, upstream, controllers): CPU 1.
     os.sched_setaffinity(0, {CLIENT_CPU})
@@ -1397,8 +1754,17 @@ def main():
     if not args.no_logs_off:
         for kind in ("nginx", "haproxy", "portico"):
             configs.append(Config(kind, "1", logs=False))
+    if args.only_tls:
+        configs = []
+    tls_idle_cfgs = {}
+    if not args.no_tls:
+        for variant in TLS_VARIANTS:
+            for kind in ("nginx", "portico"):
+                configs.append(Config(kind, variant))
+        if not args.no_tls_idle:
+            tls_idle_cfgs = {kind: Config(kind, "tls-idle") for kind in ("portico", "nginx")}
     if args.only:
-        wanted = set(args.only.split(",")) | {"direct"}
+        wanted = set(args.only.split(",")) | ({"direct"} if not args.only_tls else set())
         unknown = wanted - {c.name for c in configs}
         if unknown:
             parser.error("unknown configurations: %s" % ", ".join(sorted(unknown)))
@@ -1431,7 +1797,7 @@ def main():
         launcher = Launcher(args, workdir, upstream, binaries, webhook, quota)
         log("writing configurations; starting %d controllers" % sum(
             1 for c in proxies if c.kind == "portico"))
-        for cfg in configs:
+        for cfg in configs + list(tls_idle_cfgs.values()):
             launcher.prepare(cfg)
         launcher.wait_controllers()
         for cfg in proxies:
@@ -1443,9 +1809,14 @@ def main():
         args.busy_before = any(v > 0.10 for v in shares.values())
         log("CPU busy before the timed runs: %s" % ", ".join(
             "cpu%d %.0f%%" % (c, 100 * v) for c, v in sorted(shares.items())))
+        if any(c.tls for c in configs) or tls_idle_cfgs:
+            args.floor = crypto_floor(args.floor_seconds)
+            log("crypto floor on CPU %s: sign %.1f us, ECDH %.1f us: %.0f full handshakes/s" % (
+                PROXY_CPU, args.floor["sign_s"] * 1e6, args.floor["ecdh_s"] * 1e6,
+                args.floor["full"]))
         # 1. Timed, interleaved.
         for cfg in configs:
-            wrk(cfg.port, args.warmup)
+            load(cfg, args.warmup)
         for r in range(args.repeats):
             order = configs[r % len(configs):] + configs[:r % len(configs)]
             for cfg in order:
@@ -1471,6 +1842,12 @@ def main():
                 log("callgrind %s: %.0f Ir per request over %d requests" % (
                     cfg.name, cfg.ir, cfg.ir_requests))
 
+        # 3b. Memory per idle TLS connection (issue 13), fresh proxies; before the memory
+        # phase, which stops the timed phase's controllers.
+        tls_idle = {}
+        for kind, cfg in tls_idle_cfgs.items():
+            tls_idle[kind] = tls_idle_phase(launcher, cfg, args.tls_idle, args.tls_idle_warmup)
+
         # 4. Memory per route where the routes dominate. Its controllers start only now: the
         # big one's load would otherwise compete with the timed runs.
         mem = None
@@ -1483,12 +1860,12 @@ def main():
             mem = memory_phase(args, launcher, memory[0], memory[1])
 
         print(report(args, configs, by_name, binaries, started, perf_ok,
-                     (args.command or " ".join(sys.argv)).strip(), mem))
+                     (args.command or " ".join(sys.argv)).strip(), mem, tls_idle))
         sys.stdout.flush()
         return 0
     finally:
         if launcher:
-            launcher.stop_all(proxies + (memory or []))
+            launcher.stop_all(proxies + (memory or []) + list(tls_idle_cfgs.values()))
         for u in (upstream, webhook):
             if u:
                 u.proc.stop()
