@@ -129,6 +129,8 @@ StatusOr<std::shared_ptr<const ServerContext>> ServerContext::Build(
   SSL_CTX_set_session_id_context(
       ctx, sid, static_cast<unsigned int>(std::min<size_t>(material.sha256.size(), 32)));
   SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, &TicketKeys::Callback);
+  SSL_CTX_set_num_tickets(ctx, 1);  // OpenSSL's 2 cost a second ticket per handshake
+  SSL_CTX_set_read_ahead(ctx, 1);   // a whole socket buffer per recv, not a record header first
   SSL_CTX_set_client_hello_cb(ctx, &OnClientHello, nullptr);
   SSL_CTX_set_alpn_select_cb(ctx, &OnAlpn, nullptr);
 

@@ -7,8 +7,10 @@
 // Defaults (nginx's and Envoy's current ones): TLS 1.2 and 1.3 only (1.0 and 1.1 refused), the
 // Mozilla "intermediate" TLS 1.2 cipher list (ECDHE with AES-GCM or ChaCha20-Poly1305), server
 // cipher preference, no renegotiation, no compression, ALPN "http/1.1" only (an HTTP/2 client
-// falls back), a server session cache (kSessionCacheSize) and session tickets whose keys the
-// process rotates (ticket_keys.h), read and write buffers released while a connection is idle.
+// falls back), a server session cache (kSessionCacheSize) and one session ticket per handshake
+// whose keys the process rotates (ticket_keys.h), read-ahead (one recv fills OpenSSL's buffer
+// instead of a record header first, then its body; nginx sets it too), read and write buffers
+// released while a connection is idle.
 //
 // Thread-safety: immutable once built; OpenSSL's SSL_CTX is safe for concurrent SSL_new and
 // handshakes. Ownership: owns one SSL_CTX reference (freed with the last ServerContext and the
