@@ -1,15 +1,15 @@
 // tls_transport.cc: see tls_transport.h.
 #include "gateway/server/tls_transport.h"
 
-#include <arpa/inet.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
-#include <openssl/x509v3.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "core/runtime/tls/openssl_util.h"
 
 namespace portico::gateway::server {
 
@@ -197,39 +197,8 @@ const core::tls::PeerCertificate* TlsTransport::peer_certificate() {
     if (size > 0) peer->subject.assign(data, static_cast<size_t>(size));
     BIO_free(bio);
   }
-  if (auto* names = static_cast<GENERAL_NAMES*>(
-          X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr))) {
-    for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
-      const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
-      const char* prefix = name->type == GEN_DNS     ? "DNS:"
-                           : name->type == GEN_URI   ? "URI:"
-                           : name->type == GEN_EMAIL ? "email:"
-                                                     : nullptr;
-      if (prefix != nullptr) {
-        const ASN1_IA5STRING* text = name->d.ia5;
-        peer->sans.push_back(prefix +
-                             std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
-                                         static_cast<size_t>(ASN1_STRING_length(text))));
-      } else if (name->type == GEN_IPADD) {
-        char text[64] = {};
-        const ASN1_OCTET_STRING* ip = name->d.iPAddress;
-        const int family = ASN1_STRING_length(ip) == 4 ? AF_INET : AF_INET6;
-        if (inet_ntop(family, ASN1_STRING_get0_data(ip), text, sizeof(text)) != nullptr) {
-          peer->sans.push_back(std::string("IP:") + text);
-        }
-      }
-    }
-    GENERAL_NAMES_free(names);
-  }
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (X509_digest(cert, EVP_sha256(), md, &length) == 1) {
-    static const char kHex[] = "0123456789abcdef";
-    for (unsigned int i = 0; i < length; ++i) {
-      peer->sha256 += kHex[md[i] >> 4];
-      peer->sha256 += kHex[md[i] & 15];
-    }
-  }
+  peer->sans = core::tls::SubjectAltNames(cert);
+  peer->sha256 = core::tls::Sha256Fingerprint(cert);
   peer->verified = SSL_get_verify_result(ssl_) == X509_V_OK;
   peer_ = std::move(peer);
   return peer_.get();

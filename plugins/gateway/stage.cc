@@ -7,23 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/json_writer.h"
 
 namespace portico::plugins::gateway {
 namespace {
 
-Status FieldError(const std::string& field, const std::string& what) {
-  return InvalidArgumentError(field + ": " + what);
-}
-
-StatusOr<std::string> RequiredString(const rapidjson::Value& obj, const char* key,
-                                     const std::string& field) {
-  const rapidjson::Value* v = json::Find(obj, key);
-  if (v == nullptr || !v->IsString() || v->GetStringLength() == 0) {
-    return FieldError(field + "." + key, "must be a non-empty string");
-  }
-  return std::string(v->GetString(), v->GetStringLength());
-}
+using sdk::FieldError;
+using sdk::RequiredString;
 
 // WriteTls writes {"mode", "certificates": [{secretRef, sha256}]} from the view's tls object.
 Status WriteTls(sdk::JsonWriter& w, const rapidjson::Value& tls, const std::string& field) {

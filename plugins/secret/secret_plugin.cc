@@ -16,9 +16,9 @@
 //
 // The export is secret-free: the type and the key names, for kubernetes.io/tls
 // {tlsValid, reason, message, sha256, sans, notBeforeUnixMs, notAfterUnixMs}, and with a
-// "ca.crt" key "ca": {valid, reason and message (when not valid), sha256, certificates}, the same shape as
-// the ConfigMap plugin's, so that a Gateway resolves CA references of both kinds alike. Material
-// is read only through the host's get_secret().
+// "ca.crt" key "ca": {valid, reason and message (when not valid), sha256, certificates}, the same
+// shape as the ConfigMap plugin's, so that a Gateway resolves CA references of both kinds alike.
+// Material is read only through the host's get_secret().
 //
 // Synced view (only when there is usable material): {"keyPair": <certificate.v1 keyPair entry> (a
 // valid kubernetes.io/tls pair), "ca": <certificate.v1 ca entry> (a usable "ca.crt")}; the gateway

@@ -4,23 +4,14 @@
 #include <optional>
 #include <string>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/json_writer.h"
 
 namespace portico::plugins::tls {
 namespace {
 
-Status FieldError(const std::string& field, const std::string& what) {
-  return InvalidArgumentError(field + ": " + what);
-}
-
-StatusOr<std::string> RequiredString(const rapidjson::Value& obj, const char* key,
-                                     const std::string& field) {
-  const rapidjson::Value* v = json::Find(obj, key);
-  if (v == nullptr || !v->IsString() || v->GetStringLength() == 0) {
-    return FieldError(field.empty() ? key : field + "." + key, "must be a non-empty string");
-  }
-  return std::string(v->GetString(), v->GetStringLength());
-}
+using sdk::FieldError;
+using sdk::RequiredString;
 
 // WriteStrings copies the array of non-empty strings `key` (absent: empty).
 Status WriteStrings(sdk::JsonWriter& w, const rapidjson::Value& obj, const char* key,

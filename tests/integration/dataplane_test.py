@@ -33,17 +33,14 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
+import portico_procs  # noqa: E402
 from portico_procs import binaries_from_args, Controller, Gateway, free_port, wait_until  # noqa: E402
 from echo_backend import EchoPod, EchoServers  # noqa: E402
 
 BINARIES = None
 
 
-def write(conf, name, text):
-    path = os.path.join(conf, name)
-    with open(path + ".tmp~", "w") as f:
-        f.write(text)
-    os.rename(path + ".tmp~", path)
+write = portico_procs.write_config_file
 
 
 def gateway_yaml(ports):

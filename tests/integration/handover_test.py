@@ -53,11 +53,7 @@ EXIT_AFTER_LAST_CONNECTION_S = 1.0
 DRAIN_START_S = 0.25
 
 
-def write(conf, name, text):
-    path = os.path.join(conf, name)
-    with open(path + ".tmp~", "w") as f:
-        f.write(text)
-    os.rename(path + ".tmp~", path)
+write = portico_procs.write_config_file
 
 
 def config_yaml(port, echo_ports):

@@ -99,6 +99,14 @@ class Admin:
         return body
 
 
+def write_config_file(conf, name, text):
+    """Writes conf/name atomically (the controller never sees half a file)."""
+    path = os.path.join(conf, name)
+    with open(path + ".tmp~", "w") as f:
+        f.write(text)
+    os.rename(path + ".tmp~", path)
+
+
 def free_port(address="127.0.0.1"):
     """A free port below the kernel's ephemeral range, for a listener bound later (a Gateway's,
     a proxy's): a port from the ephemeral range could meanwhile go to a process binding port 0

@@ -50,6 +50,7 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
+import portico_procs  # noqa: E402
 from portico_procs import binaries_from_args, Controller, Gateway, free_port, wait_until  # noqa: E402
 from echo_backend import EchoPod, EchoServers  # noqa: E402
 
@@ -61,12 +62,7 @@ GATEWAY_PATH = "/api/v1/objects/%s/%s/web" % (
 SUBPROCESS_TIMEOUT = 20
 
 
-def write(conf, name, text):
-    """Writes conf/name atomically (the controller never sees half a file)."""
-    path = os.path.join(conf, name)
-    with open(path + ".tmp~", "w") as f:
-        f.write(text)
-    os.rename(path + ".tmp~", path)
+write = portico_procs.write_config_file
 
 
 def openssl(*args, cwd=None, env=None, stdin=subprocess.DEVNULL):

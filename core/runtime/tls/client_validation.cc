@@ -4,10 +4,12 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <openssl/x509v3.h>
 
-#include <cctype>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "core/runtime/tls/openssl_util.h"
 
 namespace portico::core::tls {
 
@@ -80,32 +82,19 @@ ClientValidation::~ClientValidation() {
 bool ClientValidation::AllowsLeaf(X509* leaf) const {
   if (allowed_sans_.empty()) return true;
   if (leaf == nullptr) return false;
-  auto* names =
-      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(leaf, NID_subject_alt_name, nullptr, nullptr));
-  bool found = false;
-  for (int i = 0; names != nullptr && i < sk_GENERAL_NAME_num(names) && !found; ++i) {
-    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
-    const ASN1_IA5STRING* text = name->type == GEN_DNS   ? name->d.dNSName
-                                 : name->type == GEN_URI ? name->d.uniformResourceIdentifier
-                                                         : nullptr;
-    if (text == nullptr) continue;
-    std::string_view value(reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
-                           static_cast<size_t>(ASN1_STRING_length(text)));
-    for (const std::string& allowed : allowed_sans_) {
-      // An entry with ':' is a URI (exact); any other a DNS name (any case).
-      const bool uri = allowed.find(':') != std::string::npos;
-      if (uri != (name->type == GEN_URI) || allowed.size() != value.size()) continue;
-      bool same = true;
-      for (size_t c = 0; c < value.size() && same; ++c) {
-        same = uri ? allowed[c] == value[c]
-                   : std::tolower(static_cast<unsigned char>(allowed[c])) ==
-                         std::tolower(static_cast<unsigned char>(value[c]));
-      }
-      found = found || same;
+  const std::vector<std::string> sans = SubjectAltNames(leaf);
+  for (const std::string& allowed : allowed_sans_) {
+    // An entry with ':' is a URI (exact); any other a DNS name (any case).
+    const bool uri = allowed.find(':') != std::string::npos;
+    const std::string_view prefix = uri ? "URI:" : "DNS:";
+    const std::string want = uri ? allowed : AsciiLower(allowed);
+    for (const std::string& san : sans) {
+      if (san.rfind(prefix, 0) != 0) continue;
+      const std::string value = san.substr(prefix.size());
+      if ((uri ? value : AsciiLower(value)) == want) return true;
     }
   }
-  GENERAL_NAMES_free(names);
-  return found;
+  return false;
 }
 
 void ClientValidation::Apply(SSL* ssl) const {

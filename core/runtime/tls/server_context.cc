@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/runtime/tls/openssl_util.h"
 #include "core/runtime/tls/ticket_keys.h"
 
 namespace portico::core::tls {
@@ -24,18 +25,6 @@ constexpr unsigned char kHttp11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
 int SelectorIndex() {
   static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
   return index;
-}
-
-// OpenSslError drains OpenSSL's error queue into one message.
-std::string OpenSslError() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "unknown OpenSSL error" : out;
 }
 
 const SniSelector* SelectorOf(SSL* ssl) {
@@ -88,14 +77,6 @@ int OnAlpn(SSL* ssl, const unsigned char** out, unsigned char* out_len, const un
   return SSL_TLSEXT_ERR_NOACK;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 }  // namespace
 
 void AttachSelector(SSL* ssl, const SniSelector* selector) {
@@ -113,7 +94,7 @@ StatusOr<std::shared_ptr<const ServerContext>> ServerContext::Build(
   out->secret_ = material.secret;
   out->sha256_ = material.sha256;
   out->ctx_ = SSL_CTX_new(TLS_server_method());
-  if (out->ctx_ == nullptr) return fail(OpenSslError());
+  if (out->ctx_ == nullptr) return fail(OpenSslErrors());
   SSL_CTX* ctx = out->ctx_;
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
@@ -121,7 +102,7 @@ StatusOr<std::shared_ptr<const ServerContext>> ServerContext::Build(
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
                             SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (SSL_CTX_set_cipher_list(ctx, kCiphers) != 1 || SSL_CTX_set1_groups_list(ctx, kGroups) != 1) {
-    return fail("default cipher or group list refused: " + OpenSslError());
+    return fail("default cipher or group list refused: " + OpenSslErrors());
   }
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
   SSL_CTX_sess_set_cache_size(ctx, kSessionCacheSize);
@@ -150,7 +131,7 @@ StatusOr<std::shared_ptr<const ServerContext>> ServerContext::Build(
   BIO_free(chain);
   if (!used) {
     X509_free(leaf);
-    return fail("tls.crt: " + OpenSslError());
+    return fail("tls.crt: " + OpenSslErrors());
   }
   if (const ASN1_TIME* not_after = X509_get0_notAfter(leaf)) {
     std::tm tm{};
@@ -163,17 +144,8 @@ StatusOr<std::shared_ptr<const ServerContext>> ServerContext::Build(
                   std::to_string(out->not_after_unix_ms_ / 1000) + " Unix seconds)");
     }
   }
-  if (auto* names = static_cast<GENERAL_NAMES*>(
-          X509_get_ext_d2i(leaf, NID_subject_alt_name, nullptr, nullptr))) {
-    for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
-      const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
-      if (name->type != GEN_DNS) continue;
-      const ASN1_IA5STRING* dns = name->d.dNSName;
-      out->dns_names_.push_back(
-          Lower(std::string_view(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
-                                 static_cast<size_t>(ASN1_STRING_length(dns)))));
-    }
-    GENERAL_NAMES_free(names);
+  for (const std::string& san : SubjectAltNames(leaf)) {
+    if (san.rfind("DNS:", 0) == 0) out->dns_names_.push_back(AsciiLower(san.substr(4)));
   }
 
   BIO* key_bio =
@@ -189,7 +161,7 @@ StatusOr<std::shared_ptr<const ServerContext>> ServerContext::Build(
   }
   const bool key_used = SSL_CTX_use_PrivateKey(ctx, key) == 1;
   EVP_PKEY_free(key);
-  if (!key_used) return fail("tls.key: " + OpenSslError());
+  if (!key_used) return fail("tls.key: " + OpenSslErrors());
   return std::shared_ptr<const ServerContext>(std::move(out));
 }
 

@@ -1,6 +1,8 @@
 // tls_policy.cc: see tls_policy.h.
 #include "core/runtime/tls/tls_policy.h"
 
+#include "core/runtime/tls/openssl_util.h"
+
 #include <openssl/err.h>
 
 #include <tuple>
@@ -8,14 +10,6 @@
 namespace portico::core::tls {
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 StatusOr<int> Version(const std::string& text, const std::string& field) {
   if (text.empty()) return 0;
@@ -122,7 +116,7 @@ StatusOr<std::shared_ptr<const TlsPolicy>> ParseTlsPolicy(const rapidjson::Value
   }
   if (const rapidjson::Value* hosts = json::Find(entry, "hostnames"); hosts && hosts->IsArray()) {
     for (const rapidjson::Value& h : hosts->GetArray()) {
-      if (h.IsString()) policy->hostnames.push_back(Lower(h.GetString()));
+      if (h.IsString()) policy->hostnames.push_back(AsciiLower(h.GetString()));
     }
   }
   if (const rapidjson::Value* cert = json::Find(entry, "certificate"); cert && cert->IsObject()) {

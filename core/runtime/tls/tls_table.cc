@@ -1,6 +1,8 @@
 // tls_table.cc: see tls_table.h.
 #include "core/runtime/tls/tls_table.h"
 
+#include "core/runtime/tls/openssl_util.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -13,14 +15,6 @@
 namespace portico::core::tls {
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 std::string SecretName(const rapidjson::Value& entry) {
   const rapidjson::Value* ref = json::Find(entry, "secretRef");
@@ -46,7 +40,7 @@ SSL* ServerTlsSet::NewSession() const {
 
 bool ServerTlsSet::OnClientHello(SSL* ssl, std::string_view server_name) const {
   std::string why;
-  const Selection chosen = Choose(Lower(server_name), &why);
+  const Selection chosen = Choose(AsciiLower(server_name), &why);
   if (chosen.context == nullptr) {
     // At most one line per second per set: refused handshakes cost a client nothing.
     const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
-#include <openssl/x509v3.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -13,48 +12,15 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/runtime/tls/openssl_util.h"
+
 namespace portico::gateway::server::testing {
-
-namespace {
-
-std::string Errors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "handshake failed" : out;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
-}
-
-std::string X509Fingerprint(X509* cert) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (cert == nullptr || X509_digest(cert, EVP_sha256(), md, &length) != 1) return "";
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < length; ++i) {
-    out += kHex[md[i] >> 4];
-    out += kHex[md[i] & 15];
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string Fingerprint(const std::string& pem) {
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
   X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
   BIO_free(bio);
-  std::string out = X509Fingerprint(cert);
+  std::string out = core::tls::Sha256Fingerprint(cert);
   X509_free(cert);
   return out;
 }
@@ -62,7 +28,7 @@ std::string Fingerprint(const std::string& pem) {
 std::string TlsTestClient::PeerFingerprint() const {
   if (ssl_ == nullptr) return "";
   X509* peer = SSL_get1_peer_certificate(ssl_);
-  std::string out = X509Fingerprint(peer);
+  std::string out = core::tls::Sha256Fingerprint(peer);
   X509_free(peer);
   return out;
 }
@@ -119,7 +85,7 @@ TlsTestClient::TlsTestClient(uint16_t port, const TlsOptions& options, std::stri
   }
   if (options.resume != nullptr) SSL_set_session(ssl_, options.resume.get());
   ERR_clear_error();
-  if (SSL_connect(ssl_) != 1) error_ = Errors();
+  if (SSL_connect(ssl_) != 1) error_ = core::tls::OpenSslErrors("handshake failed");
 }
 
 TlsTestClient::~TlsTestClient() {
@@ -136,18 +102,12 @@ TlsTestClient::~TlsTestClient() {
 std::string TlsTestClient::PeerDnsName() const {
   if (ssl_ == nullptr) return "";
   X509* peer = SSL_get1_peer_certificate(ssl_);
-  if (peer == nullptr) return "";
   std::string out;
-  if (auto* names = static_cast<GENERAL_NAMES*>(
-          X509_get_ext_d2i(peer, NID_subject_alt_name, nullptr, nullptr))) {
-    for (int i = 0; i < sk_GENERAL_NAME_num(names) && out.empty(); ++i) {
-      const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
-      if (name->type == GEN_DNS) {
-        out.assign(reinterpret_cast<const char*>(ASN1_STRING_get0_data(name->d.dNSName)),
-                   static_cast<size_t>(ASN1_STRING_length(name->d.dNSName)));
-      }
+  for (const std::string& san : core::tls::SubjectAltNames(peer)) {
+    if (san.rfind("DNS:", 0) == 0) {
+      out = san.substr(4);
+      break;
     }
-    GENERAL_NAMES_free(names);
   }
   X509_free(peer);
   return out;
@@ -219,7 +179,8 @@ TlsResponse TlsTestClient::Read() {
     size_t colon = line.find(':');
     if (colon != std::string::npos) {
       size_t v = line.find_first_not_of(' ', colon + 1);
-      r.headers[Lower(line.substr(0, colon))] = v == std::string::npos ? "" : line.substr(v);
+      r.headers[core::tls::AsciiLower(line.substr(0, colon))] =
+          v == std::string::npos ? "" : line.substr(v);
     }
     pos = next;
   }

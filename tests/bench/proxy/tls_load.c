@@ -298,16 +298,26 @@ static void on_signal(int sig) {
 int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const char *k = argv[i], *v = argv[i + 1];
-    if (!strcmp(k, "--port")) port = atoi(v);
-    else if (!strcmp(k, "--mode")) mode = !strcmp(v, "resume") ? M_RESUME : !strcmp(v, "idle") ? M_IDLE : M_FULL;
-    else if (!strcmp(k, "--connections")) slots = atoi(v);
-    else if (!strcmp(k, "--concurrency")) concurrency = atoi(v);
-    else if (!strcmp(k, "--duration")) duration = atof(v);
-    else if (!strcmp(k, "--requests")) cap = strtoul(v, NULL, 10);
-    else if (!strcmp(k, "--host")) host = v;
-    else if (!strcmp(k, "--sni")) sni = v;
-    else if (!strcmp(k, "--path")) path = v;
-    else if (!strcmp(k, "--groups")) groups = v;
+    if (!strcmp(k, "--port"))
+      port = atoi(v);
+    else if (!strcmp(k, "--mode"))
+      mode = !strcmp(v, "resume") ? M_RESUME : !strcmp(v, "idle") ? M_IDLE : M_FULL;
+    else if (!strcmp(k, "--connections"))
+      slots = atoi(v);
+    else if (!strcmp(k, "--concurrency"))
+      concurrency = atoi(v);
+    else if (!strcmp(k, "--duration"))
+      duration = atof(v);
+    else if (!strcmp(k, "--requests"))
+      cap = strtoul(v, NULL, 10);
+    else if (!strcmp(k, "--host"))
+      host = v;
+    else if (!strcmp(k, "--sni"))
+      sni = v;
+    else if (!strcmp(k, "--path"))
+      path = v;
+    else if (!strcmp(k, "--groups"))
+      groups = v;
     else {
       fprintf(stderr, "tls_load: unknown option %s\n", k);
       return 2;
@@ -323,7 +333,8 @@ int main(int argc, char** argv) {
   signal(SIGTERM, on_signal);
   ctx = SSL_CTX_new(TLS_client_method());
   SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
-  SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);  // the CertificateVerify signature is still checked
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE,
+                     NULL);  // the CertificateVerify signature is still checked
   if (SSL_CTX_set1_groups_list(ctx, groups) != 1) {
     fprintf(stderr, "tls_load: groups %s refused\n", groups);
     return 2;
@@ -348,7 +359,8 @@ int main(int argc, char** argv) {
       if (left <= 0) break;
     }
     if (mode != M_IDLE && !more()) break;
-    int n = epoll_wait(ep, events, 256, mode == M_IDLE && stdin_watched ? -1 : (int)(left * 1000) + 1);
+    int n =
+        epoll_wait(ep, events, 256, mode == M_IDLE && stdin_watched ? -1 : (int)(left * 1000) + 1);
     if (n < 0 && errno == EINTR) continue;
     for (int i = 0; i < n; i++) {
       if (events[i].data.ptr == NULL) {  // stdin: EOF (or anything) ends the idle hold
@@ -383,12 +395,13 @@ int main(int argc, char** argv) {
   double elapsed = now() - t0;
   if (mode != M_IDLE && elapsed > duration) elapsed = duration;
   qsort(lat, lat_len, sizeof(double), compare);
-  printf("requests=%lu full=%lu resumed=%lu errors=%lu non2xx=%lu connect_errors=%lu "
-         "handshake_errors=%lu io_errors=%lu idle=%lu idle_closed=%lu seconds=%.3f rps=%.1f "
-         "p50_ms=%.3f p99_ms=%.3f version=%s cipher=%s group=%s\n",
-         requests, full_hs, resumed_hs, errors, non2xx, err_connect, err_handshake, err_io,
-         idle_ready, idle_closed, elapsed, requests / (elapsed > 0 ? elapsed : 1), pct(0.5),
-         pct(0.99), last_version, last_cipher, last_group);
+  printf(
+      "requests=%lu full=%lu resumed=%lu errors=%lu non2xx=%lu connect_errors=%lu "
+      "handshake_errors=%lu io_errors=%lu idle=%lu idle_closed=%lu seconds=%.3f rps=%.1f "
+      "p50_ms=%.3f p99_ms=%.3f version=%s cipher=%s group=%s\n",
+      requests, full_hs, resumed_hs, errors, non2xx, err_connect, err_handshake, err_io, idle_ready,
+      idle_closed, elapsed, requests / (elapsed > 0 ? elapsed : 1), pct(0.5), pct(0.99),
+      last_version, last_cipher, last_group);
   fflush(stdout);
   for (int i = 0; i < total; i++) {
     if (conns[i].in_use) drop(&conns[i]);
