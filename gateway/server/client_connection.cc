@@ -39,20 +39,6 @@ constexpr size_t kTunnelBuffer = 64 * 1024;
 // still sends, so the kernel does not reset the connection before the client read the answer.
 constexpr uint64_t kLingerMs = 2'000;
 
-// Send writes up to two pieces with one sendmsg (MSG_NOSIGNAL: no SIGPIPE on a closed peer).
-ssize_t Send(int fd, iovec* iov, int count) {
-  msghdr msg{};
-  msg.msg_iov = iov;
-  msg.msg_iovlen = static_cast<size_t>(count);
-  ssize_t n;
-  do {
-    n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  return n;
-}
-
-bool IsWouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
-
 }  // namespace
 
 ClientConnection::ClientConnection(Worker* worker, int fd, std::string listener_address,
@@ -132,8 +118,14 @@ void ClientConnection::OnEvents(uint32_t events) {
   Drive();
 }
 
-void ClientConnection::OnUpstreamEvents(uint32_t) {
+void ClientConnection::OnUpstreamEvents(uint32_t events) {
   if (closed_) return;
+  if (up_ != nullptr) {
+    // TLS: a read waiting for writability (or a write for readability) retries on that edge.
+    Transport* transport = up_->transport();
+    if ((events & EPOLLOUT) && transport->ReadWaitsForWritable()) up_->readable = true;
+    if ((events & EPOLLIN) && transport->WriteWaitsForReadable()) up_->writable = true;
+  }
   Drive();
 }
 
@@ -191,18 +183,17 @@ size_t ClientConnection::ReadUpstream(size_t max_buffer) {
   if (up_ == nullptr || !up_->readable || up_->peer_closed) return 0;
   size_t room = up_->in.Reserve(4096, max_buffer);
   if (room == 0) return 0;
-  ssize_t n;
-  do {
-    n = recv(up_->fd(), up_->in.write_ptr(), room, 0);
-  } while (n < 0 && errno == EINTR);
-  if (n > 0) {
-    up_->in.Commit(static_cast<size_t>(n));
-    if (static_cast<size_t>(n) < room && !up_->hangup) up_->readable = false;  // as ReadClient
+  Transport* transport = up_->transport();
+  const IoResult r = transport->Read(up_->in.write_ptr(), room);
+  if (r.kind == IoResult::kDone) {
+    up_->in.Commit(r.bytes);
+    // As ReadClient: a short read drained a plain socket.
+    if (r.bytes < room && !up_->hangup && transport->ShortReadDrains()) up_->readable = false;
     last_activity_ms_ = worker_->loop().now_ms();
-    return static_cast<size_t>(n);
+    return r.bytes;
   }
   up_->readable = false;
-  if (n == 0 || !IsWouldBlock(errno)) up_->peer_closed = true;
+  if (r.kind != IoResult::kAgain) up_->peer_closed = true;
   return 0;
 }
 
@@ -264,10 +255,17 @@ bool ClientConnection::FlushUpstream() {
   }
   if (count == 0) return true;
   if (up_->connecting || !up_->writable) return false;
-  ssize_t n = Send(up_->fd(), iov, count);
-  if (n < 0) {
-    if (IsWouldBlock(errno)) {
+  const IoResult r = up_->transport()->Write(iov, count);
+  if (r.kind != IoResult::kDone) {
+    if (r.kind == IoResult::kAgain) {
       up_->writable = false;
+      return false;
+    }
+    if (!up_->failure().empty()) {
+      // A TLS handshake the backend failed (certificate, name, protocol): never retried as
+      // a stale keep-alive connection would be.
+      spdlog::debug("upstream {}: {}", upstream_name_, up_->failure());
+      UpstreamFailed(502, "upstream_tls_failed");
       return false;
     }
     if (RetryUpstream()) return false;
@@ -278,7 +276,7 @@ bool ClientConnection::FlushUpstream() {
     }
     return false;
   }
-  size_t written = static_cast<size_t>(n);
+  size_t written = r.bytes;
   last_activity_ms_ = worker_->loop().now_ms();
   const size_t from_out = std::min(written, pending);
   up_out_sent_ += from_out;
@@ -427,6 +425,7 @@ void ClientConnection::BeginRequestCommon() {
   req_.Reset();
   attempt_.Reset();
   backend_ = nullptr;
+  upstream_tls_ = nullptr;
   upgrade_ = false;
   mirror_keys_.clear();
   chain_stage_ = ChainStage::kRule;
@@ -651,7 +650,13 @@ void ClientConnection::CancelCall() {
 
 void ClientConnection::Forward(const core::routing::Backend& backend) {
   backend_ = &backend;
-  endpoint_ = worker_->PickEndpoint(backend, backend_ref_->key);
+  upstream_tls_ = pin_->snapshot->upstream_tls->Find(backend, listener_address_, listener_port_);
+  if (upstream_tls_ != nullptr && !(*upstream_tls_)->usable()) {
+    // Its BackendTLSPolicy cannot be applied: never fall back to clear text.
+    RespondLocal(502, "upstream_tls_unusable", "upstream TLS not available\n");
+    return;
+  }
+  endpoint_ = worker_->PickEndpoint(backend, backend_ref_->key, upstream_tls_);
   if (endpoint_ == nullptr) {
     RespondLocal(503, "endpoint_unresolved", "no usable upstream\n");
     return;
@@ -700,7 +705,7 @@ void ClientConnection::Reattempt() {
 void ClientConnection::StartAttempt() {
   attempt_.waiting = false;
   attempt_.retry_at = kNever;
-  endpoint_ = worker_->PickEndpoint(*backend_, backend_ref_->key);
+  endpoint_ = worker_->PickEndpoint(*backend_, backend_ref_->key, upstream_tls_);
   if (endpoint_ == nullptr) {
     UpstreamFailed(503, "endpoint_unresolved");
     return;
@@ -737,7 +742,10 @@ void ClientConnection::DispatchMirrors() {
   for (size_t i = 0; i < mirror_keys_.size(); ++i) {
     const core::routing::Backend* backend = backends.Find(*mirror_keys_[i]);
     upstream::EndpointPool* endpoint = nullptr;
-    if (backend != nullptr && !backend->endpoints.empty())
+    // The outbound client speaks clear text only: a backend under a BackendTLSPolicy is not
+    // mirrored to (counted as dropped) rather than sent the request unencrypted.
+    if (backend != nullptr && !backend->endpoints.empty() &&
+        pin_->snapshot->upstream_tls->Find(*backend, listener_address_, listener_port_) == nullptr)
       endpoint = worker_->PickEndpoint(*backend, *mirror_keys_[i]);
     if (endpoint == nullptr) {
       client.CountDropped(kMirror);
@@ -818,7 +826,7 @@ bool ClientConnection::NextEndpoint() {
   if (backend_ == nullptr || up_out_sent_ != 0) return false;
   const size_t count = backend_->endpoints.size();
   if (++attempt_.connect_failures >= std::min(count, kMaxConnectAttempts)) return false;
-  upstream::EndpointPool* next = worker_->PickEndpoint(*backend_, backend_ref_->key);
+  upstream::EndpointPool* next = worker_->PickEndpoint(*backend_, backend_ref_->key, upstream_tls_);
   if (next == nullptr) return false;
   endpoint_ = next;
   upstream_name_.assign(endpoint_->name());
@@ -1158,12 +1166,12 @@ bool ClientConnection::StepTunnel() {
   if (!tunnel_up_done_) {
     if (!in_.empty() && up_->writable) {
       iovec iov{in_.data(), in_.size()};
-      ssize_t n = Send(up_->fd(), &iov, 1);
-      if (n > 0) {
-        in_.Consume(static_cast<size_t>(n));
+      const IoResult r = up_->transport()->Write(&iov, 1);
+      if (r.kind == IoResult::kDone) {
+        in_.Consume(r.bytes);
         last_activity_ms_ = worker_->loop().now_ms();
         progress = true;
-      } else if (n < 0 && IsWouldBlock(errno)) {
+      } else if (r.kind == IoResult::kAgain) {
         up_->writable = false;
       } else {
         reason_ = "upstream_write_failed";
@@ -1173,7 +1181,7 @@ bool ClientConnection::StepTunnel() {
     }
     if (in_.size() < kTunnelBuffer && ReadClient(kTunnelBuffer) > 0) progress = true;
     if (peer_closed_ && in_.empty()) {
-      shutdown(up_->fd(), SHUT_WR);
+      up_->transport()->ShutdownWrite();
       tunnel_up_done_ = true;
       progress = true;
     }
@@ -1294,6 +1302,7 @@ void ClientConnection::EndRequest() {
   action_ = nullptr;
   backend_ref_ = nullptr;
   backend_ = nullptr;
+  upstream_tls_ = nullptr;
 }
 
 void ClientConnection::LogRequest() {

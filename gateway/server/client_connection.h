@@ -254,6 +254,8 @@ class ClientConnection final : public EventHandler,
   const core::routing::RouteAction* action_ = nullptr;
   const core::routing::BackendRef* backend_ref_ = nullptr;
   const core::routing::Backend* backend_ = nullptr;  // the chosen backend (held by pin_)
+  // How backend_ is reached: its TLS (held by pin_), or null for clear text.
+  const std::shared_ptr<const core::tls::UpstreamTls>* upstream_tls_ = nullptr;
   upstream::EndpointPool* endpoint_ = nullptr;
   upstream::UpstreamConnection* up_ = nullptr;
   std::string up_out_;  // pending bytes to the upstream: the head, then re-framed chunks

@@ -30,6 +30,9 @@ DataPlane::DataPlane(DataPlaneOptions options)
   empty->backends = core::routing::BackendTable::Build(nothing, nullptr);
   empty->bindings = std::make_shared<core::filter::FilterBindings>();
   empty->tls = core::tls::TlsTable::Build(nothing, empty->routes, nullptr, nullptr);
+  std::vector<core::routing::Refusal> none;
+  empty->upstream_tls =
+      core::tls::UpstreamTlsTable::Build(nothing, *empty->backends, nullptr, &none);
   current_ = std::move(empty);
 }
 
@@ -121,6 +124,8 @@ std::vector<core::SyncNack> DataPlane::Prepare(const core::RuntimeSnapshot& next
     std::vector<core::routing::Refusal> refusals;
     prepared->tls =
         core::tls::TlsTable::Build(next, prepared->routes, current->tls.get(), &refusals);
+    prepared->upstream_tls = core::tls::UpstreamTlsTable::Build(
+        next, *prepared->backends, current->upstream_tls.get(), &refusals);
     for (core::routing::Refusal& refusal : refusals) {
       refused.emplace(std::move(refusal.owner), std::move(refusal.reason));
     }
@@ -219,6 +224,7 @@ void DataPlane::Commit(std::shared_ptr<const core::RuntimeSnapshot> snapshot) {
   next->backends = std::move(prepared_->backends);
   next->bindings = std::move(prepared_->bindings);
   next->tls = std::move(prepared_->tls);
+  next->upstream_tls = std::move(prepared_->upstream_tls);
   next->listeners = std::move(prepared_->listeners);
   prepared_.reset();
   std::shared_ptr<const DataPlaneSnapshot> previous;

@@ -27,7 +27,9 @@
 // TLS (core::tls::TlsTable, built at Prepare beside the route table): one SSL context per
 // distinct certificate, shared with the previous snapshot; a worker's acceptor takes the
 // certificates of the snapshot it pinned last, so a rotated Secret serves new connections at
-// once and leaves open ones untouched.
+// once and leaves open ones untouched. TLS to backends (core::tls::UpstreamTlsTable, from the
+// BackendTLSPolicies' backend.v1 "tls" entries): one client context per policy and client
+// certificate, shared with the previous snapshot by configuration id.
 //
 // Listener sets with address "" bind `default_address`. Protocols "HTTP" and "HTTPS" are
 // served; an HTTPS socket without any certificate that reached the gateway, and a listener of
@@ -58,6 +60,7 @@
 #include "core/runtime/routing/route_table.h"
 #include "core/runtime/runtime_consumer.h"
 #include "core/runtime/tls/tls_table.h"
+#include "core/runtime/tls/upstream_tls.h"
 #include "gateway/server/access_log.h"
 #include "gateway/server/data_plane_stats.h"
 #include "gateway/server/listener_socket.h"
@@ -75,6 +78,7 @@ struct DataPlaneSnapshot {
   std::shared_ptr<const core::routing::BackendTable> backends;  // never null
   std::shared_ptr<const core::filter::FilterBindings> bindings;  // never null
   std::shared_ptr<const core::tls::TlsTable> tls;                // never null
+  std::shared_ptr<const core::tls::UpstreamTlsTable> upstream_tls;  // never null
   // The bound sockets by ListenerSocket::key().
   std::map<std::string, std::shared_ptr<ListenerSocket>> listeners;
 };
@@ -156,6 +160,7 @@ class DataPlane final : public core::RuntimeConsumer {
     std::shared_ptr<const core::routing::BackendTable> backends;
     std::shared_ptr<const core::filter::FilterBindings> bindings;
     std::shared_ptr<const core::tls::TlsTable> tls;
+    std::shared_ptr<const core::tls::UpstreamTlsTable> upstream_tls;
     std::map<std::string, std::shared_ptr<ListenerSocket>> listeners;
   };
 

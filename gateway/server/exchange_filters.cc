@@ -161,6 +161,9 @@ bool ClientConnection::HttpCall(core::filter::OutboundRequest request,
   if (!request.backend_key.empty()) {
     const core::routing::Backend* backend = pin_->snapshot->backends->Find(request.backend_key);
     if (backend == nullptr || backend->endpoints.empty()) return false;
+    // The outbound client speaks clear text only: never to a backend under a BackendTLSPolicy.
+    if (pin_->snapshot->upstream_tls->Find(*backend, listener_address_, listener_port_) != nullptr)
+      return false;
     upstream::EndpointPool* endpoint = worker_->PickEndpoint(*backend, request.backend_key);
     if (endpoint == nullptr) return false;
     address = endpoint->address();

@@ -16,6 +16,7 @@
 #include "core/runtime/tls/ticket_keys.h"
 #include "gateway/server/data_plane.h"
 #include "gateway/server/proxy_test_util.h"
+#include "gateway/server/testing/tls_entries.h"
 #include "gateway/server/testing/tls_test_client.h"
 #include "portico/sdk/testing/test_certs.h"
 
@@ -26,26 +27,6 @@ using ::testing::HasSubstr;
 using namespace ::portico::gateway::server::testing;
 
 const std::string kGatewayOwner = "gateway.networking.k8s.io/Gateway/infra/web";
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string Escape(const std::string& pem) {
-  std::string out;
-  for (char c : pem) out += c == '\n' ? std::string("\\n") : std::string(1, c);
-  return out;
-}
-
-// Material is a certificate.v1 keyPair entry's JSON for Secret infra/<secret>.
-std::string Material(const std::string& secret, const std::string& sha,
-                     const sdk::testing::TestCertificate& cert) {
-  return R"({"entry":"keyPair","secretRef":{"namespace":"infra","name":")" + secret +
-         R"("},"sha256":")" + sha + R"(","chainPem":")" + Escape(cert.cert_pem) +
-         R"(","keyPem":")" + Escape(cert.key_pem) + R"("})";
-}
 
 // HttpsListener is a listener_set.v1 listener with protocol HTTPS and certificates (Secret, sha).
 std::string HttpsListener(const std::string& name, const std::string& hostname,
@@ -59,14 +40,6 @@ std::string HttpsListener(const std::string& name, const std::string& hostname,
            certs[i].second + R"("})";
   }
   return out + R"(]},"routeKinds":[{"group":"gateway.networking.k8s.io","kind":"HTTPRoute"}]})";
-}
-
-sdk::testing::TestCertificate Cert(std::vector<std::string> dns) {
-  sdk::testing::CertificateOptions options;
-  options.dns_names = std::move(dns);
-  options.not_before_unix_ms = NowMs() - 3600 * 1000;
-  options.not_after_unix_ms = NowMs() + 86400 * 1000;
-  return sdk::testing::MakeTestCertificate(options);
 }
 
 class TlsTest : public ::testing::Test {
@@ -338,11 +311,6 @@ std::string WithValidation(const std::string& entry, const std::string& mode,
           R"(","caCertificates":[{"ref":{"kind":"ConfigMap","namespace":"infra","name":"ca"},"sha256":")" +
           ca_sha + R"("}]})");
   return out;
-}
-
-std::string CaMaterial(const std::string& sha, const std::string& pem) {
-  return R"({"entry":"ca","configMapRef":{"namespace":"infra","name":"ca"},"sha256":")" + sha +
-         R"(","caPem":")" + Escape(pem) + R"("})";
 }
 
 TEST_F(TlsTest, ClientCertificatesAreRequiredOrFallBackInsecurely) {

@@ -56,19 +56,34 @@ const BIO_METHOD* SocketMethod() {
 
 }  // namespace
 
+bool TlsTransport::Attach() {
+  BIO* bio = BIO_new(SocketMethod());
+  if (bio == nullptr) return false;
+  BIO_set_fd(bio, socket_->fd(), BIO_NOCLOSE);  // the PlainTransport closes the socket
+  SSL_set_bio(ssl_, bio, bio);
+  return true;
+}
+
 std::unique_ptr<TlsTransport> TlsTransport::Create(
     PlainTransport* socket, std::shared_ptr<const core::tls::ServerTlsSet> set) {
   if (set == nullptr) return nullptr;
   SSL* ssl = set->NewSession();
   if (ssl == nullptr) return nullptr;
-  BIO* bio = BIO_new(SocketMethod());
-  if (bio == nullptr) {
-    SSL_free(ssl);
-    return nullptr;
-  }
-  BIO_set_fd(bio, socket->fd(), BIO_NOCLOSE);  // the PlainTransport closes the socket
-  SSL_set_bio(ssl, bio, bio);
-  return std::unique_ptr<TlsTransport>(new TlsTransport(socket, ssl, std::move(set)));
+  std::unique_ptr<TlsTransport> out(new TlsTransport(socket, ssl));
+  out->set_ = std::move(set);
+  if (!out->Attach()) return nullptr;
+  return out;
+}
+
+std::unique_ptr<TlsTransport> TlsTransport::CreateClient(
+    PlainTransport* socket, std::shared_ptr<const core::tls::UpstreamTls> tls) {
+  if (tls == nullptr) return nullptr;
+  SSL* ssl = tls->NewSession();
+  if (ssl == nullptr) return nullptr;
+  std::unique_ptr<TlsTransport> out(new TlsTransport(socket, ssl));
+  out->upstream_ = std::move(tls);
+  if (!out->Attach()) return nullptr;
+  return out;
 }
 
 IoResult TlsTransport::Failed(int code, bool reading) {
@@ -93,6 +108,10 @@ IoResult TlsTransport::Failed(int code, bool reading) {
       if (failure_.empty()) {
         failure_ = std::string(SSL_is_init_finished(ssl_) ? "tls: " : "tls_handshake: ") +
                    (e != 0 ? buf : "error");
+        const long verify = SSL_get_verify_result(ssl_);
+        if (verify != X509_V_OK && upstream_ != nullptr) {
+          failure_ += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
+        }
       }
       ERR_clear_error();
       return {IoResult::kError, 0};

@@ -1,6 +1,8 @@
-// tls_transport.h: TlsTransport, TLS (OpenSSL 3) over a connection's PlainTransport: the server
-// side of a handshake whose certificate the listener set's core::tls::ServerTlsSet selects by SNI
-// (during the first Read), then records both ways. Non-blocking like every Transport: OpenSSL's
+// tls_transport.h: TlsTransport, TLS (OpenSSL 3) over a connection's PlainTransport: either the
+// server side of a handshake whose certificate the listener set's core::tls::ServerTlsSet selects
+// by SNI (during the first Read), or the client side towards a backend under a BackendTLSPolicy
+// (core::tls::UpstreamTls: SNI, trust and name checks; the handshake runs in the first Write),
+// then records both ways. Non-blocking like every Transport: OpenSSL's
 // WANT_READ / WANT_WRITE become kAgain, and when a read waits for writability (or a write for
 // readability) the transport says so, so the connection retries on the other edge.
 //
@@ -11,7 +13,7 @@
 // never shorter: chunks only grow as more bytes wait).
 //
 // Thread-safety: none; one connection on one worker. Ownership: owns its SSL (freed in Close or
-// the destructor) and a reference to the ServerTlsSet its handshake selects from; the
+// the destructor) and a reference to the ServerTlsSet (or UpstreamTls) it handshakes with; the
 // PlainTransport (the socket) belongs to the connection and must outlive this transport.
 #ifndef PORTICO_GATEWAY_SERVER_TLS_TRANSPORT_H_
 #define PORTICO_GATEWAY_SERVER_TLS_TRANSPORT_H_
@@ -22,6 +24,7 @@
 #include <string>
 
 #include "core/runtime/tls/tls_table.h"
+#include "core/runtime/tls/upstream_tls.h"
 #include "gateway/server/transport.h"
 
 namespace portico::gateway::server {
@@ -33,6 +36,10 @@ class TlsTransport final : public Transport {
   // Create returns nullptr when OpenSSL cannot make a session (out of memory).
   static std::unique_ptr<TlsTransport> Create(PlainTransport* socket,
                                               std::shared_ptr<const core::tls::ServerTlsSet> set);
+  // CreateClient: the client side towards a backend; nullptr when `tls` is not usable or
+  // OpenSSL cannot make a session.
+  static std::unique_ptr<TlsTransport> CreateClient(PlainTransport* socket,
+                                                    std::shared_ptr<const core::tls::UpstreamTls> tls);
   TlsTransport(const TlsTransport&) = delete;
   TlsTransport& operator=(const TlsTransport&) = delete;
   ~TlsTransport() override { Close(); }
@@ -57,14 +64,16 @@ class TlsTransport final : public Transport {
   const std::string& failure() const { return failure_; }
 
  private:
-  TlsTransport(PlainTransport* socket, SSL* ssl, std::shared_ptr<const core::tls::ServerTlsSet> set)
-      : socket_(socket), ssl_(ssl), set_(std::move(set)) {}
+  TlsTransport(PlainTransport* socket, SSL* ssl) : socket_(socket), ssl_(ssl) {}
+  // Attach gives `ssl_` the socket BIO; false when OpenSSL cannot make one.
+  bool Attach();
   // Failed maps an SSL_get_error code to an IoResult, recording the reason of a failure.
   IoResult Failed(int code, bool reading);
 
   PlainTransport* socket_;
   SSL* ssl_;
-  std::shared_ptr<const core::tls::ServerTlsSet> set_;
+  std::shared_ptr<const core::tls::ServerTlsSet> set_;       // server side
+  std::shared_ptr<const core::tls::UpstreamTls> upstream_;  // client side
   bool read_waits_for_writable_ = false;
   bool write_waits_for_readable_ = false;
   std::string failure_;

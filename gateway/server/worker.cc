@@ -365,31 +365,39 @@ uint16_t PortOfKey(std::string_view key) {
 
 }  // namespace
 
-upstream::EndpointPool* Worker::PickEndpoint(const core::routing::Backend& backend,
-                                             std::string_view ref_key) {
+upstream::EndpointPool* Worker::PickEndpoint(
+    const core::routing::Backend& backend, std::string_view ref_key,
+    const std::shared_ptr<const core::tls::UpstreamTls>* tls) {
   const size_t count = backend.endpoints.size();
   if (backend.index >= endpoint_pools_.size()) {
     endpoint_pools_.resize(backend.index + 1);
     endpoint_cursor_.resize(backend.index + 1, 0);
   }
+  if (backend.index >= endpoint_tls_.size()) endpoint_tls_.resize(backend.index + 1, nullptr);
   size_t i = 0;
   if (count > 1) i = endpoint_cursor_[backend.index]++ % count;
   std::vector<upstream::EndpointPool*>& pools = endpoint_pools_[backend.index];
-  if (pools.size() != count) pools.assign(count, nullptr);
+  const core::tls::UpstreamTls* speaks = tls != nullptr ? tls->get() : nullptr;
+  if (pools.size() != count || endpoint_tls_[backend.index] != speaks) {
+    pools.assign(count, nullptr);  // another client certificate: other pools
+    endpoint_tls_[backend.index] = speaks;
+  }
   if (pools[i] == nullptr) {
     const core::routing::Endpoint& endpoint = backend.endpoints[i];
     if (endpoint.sockaddr_len == 0) {
       return ResolveEndpoint(endpoint.address,
-                             endpoint.port != 0 ? endpoint.port : PortOfKey(ref_key));
+                             endpoint.port != 0 ? endpoint.port : PortOfKey(ref_key), tls);
     }
     if (endpoint.port == 0) return nullptr;
-    pools[i] =
-        pool_->Endpoint(endpoint.address, endpoint.port, &endpoint.sockaddr, endpoint.sockaddr_len);
+    pools[i] = pool_->Endpoint(endpoint.address, endpoint.port, &endpoint.sockaddr,
+                               endpoint.sockaddr_len, tls);
   }
   return pools[i];
 }
 
-upstream::EndpointPool* Worker::ResolveEndpoint(const std::string& name, uint16_t port) {
+upstream::EndpointPool* Worker::ResolveEndpoint(
+    const std::string& name, uint16_t port,
+    const std::shared_ptr<const core::tls::UpstreamTls>* tls) {
   if (port == 0 || name.empty()) return nullptr;
   // Not cached per backend like IP endpoints: a refresh may change the addresses.
   std::shared_ptr<const upstream::DnsCache::Addresses> addresses = plane_->dns().Lookup(name);
@@ -401,7 +409,7 @@ upstream::EndpointPool* Worker::ResolveEndpoint(const std::string& name, uint16_
   } else {
     reinterpret_cast<sockaddr_in6*>(&address)->sin6_port = htons(port);
   }
-  return pool_->Endpoint(a.text, port, &address, a.length);
+  return pool_->Endpoint(a.text, port, &address, a.length, tls);
 }
 
 }  // namespace portico::gateway::server

@@ -105,12 +105,16 @@ class Worker {
   // PickEndpoint chooses an endpoint of `backend` round robin and returns its pool (nullptr for
   // a DNS name without addresses yet). `ref_key` is the "ns/svc:port" the route asked for: its
   // port serves an ExternalName Service's unlisted ports. `backend` must have endpoints and
-  // belong to the current pin's snapshot.
-  upstream::EndpointPool* PickEndpoint(const core::routing::Backend& backend,
-                                       std::string_view ref_key);
+  // belong to the current pin's snapshot. `tls` (null: clear text) is how the request reaches
+  // it (UpstreamTlsTable::Find): pools are per endpoint and TLS configuration.
+  upstream::EndpointPool* PickEndpoint(
+      const core::routing::Backend& backend, std::string_view ref_key,
+      const std::shared_ptr<const core::tls::UpstreamTls>* tls = nullptr);
   // ResolveEndpoint is the pool of DNS name `name` at `port` (the data plane's DnsCache; its
   // addresses round robin); nullptr while the name has no address.
-  upstream::EndpointPool* ResolveEndpoint(const std::string& name, uint16_t port);
+  upstream::EndpointPool* ResolveEndpoint(
+      const std::string& name, uint16_t port,
+      const std::shared_ptr<const core::tls::UpstreamTls>* tls = nullptr);
 
   // OnClosed is called by a connection that closed (it is freed after the current batch).
   void OnClosed(ClientConnection* connection);
@@ -163,6 +167,7 @@ class Worker {
   uint32_t dns_cursor_ = 0;                // round robin over a DNS name's addresses
   // Endpoint pools by Backend::index, then by endpoint position (filled lazily).
   std::vector<std::vector<upstream::EndpointPool*>> endpoint_pools_;
+  std::vector<const core::tls::UpstreamTls*> endpoint_tls_;  // what endpoint_pools_[i] speak
 };
 
 }  // namespace portico::gateway::server

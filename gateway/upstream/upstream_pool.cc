@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "gateway/server/tls_transport.h"
+
 namespace portico::gateway::upstream {
 
 bool ParseIpLiteral(std::string_view ip, uint16_t port, sockaddr_storage* address,
@@ -43,10 +45,17 @@ UpstreamConnection::UpstreamConnection(UpstreamPool* pool, EndpointPool* endpoin
       pool_(pool),
       endpoint_(endpoint),
       fd_(fd),
+      socket_(fd),
       idle_timer_(this, 0) {}
 
 UpstreamConnection::~UpstreamConnection() {
-  if (fd_ >= 0) close(fd_);
+  tls_.reset();  // before the socket it writes to
+  socket_.Close();
+}
+
+std::string_view UpstreamConnection::failure() const {
+  return tls_ != nullptr ? std::string_view(static_cast<server::TlsTransport*>(tls_.get())->failure())
+                         : std::string_view();
 }
 
 void UpstreamConnection::OnEvents(uint32_t events) {
@@ -83,8 +92,15 @@ UpstreamPool::~UpstreamPool() {
 }
 
 EndpointPool* UpstreamPool::Endpoint(std::string_view ip, uint16_t port,
-                                     const sockaddr_storage* parsed, socklen_t parsed_length) {
+                                     const sockaddr_storage* parsed, socklen_t parsed_length,
+                                     const std::shared_ptr<const core::tls::UpstreamTls>* tls) {
   key_.clear();
+  size_t name_at = 0;  // where "ip:port" starts in key_
+  if (tls != nullptr && *tls != nullptr) {
+    key_.append((*tls)->id());  // TLS connections never mix with clear-text ones
+    key_.push_back('@');
+    name_at = key_.size();
+  }
   const bool v6 = ip.find(':') != std::string_view::npos;
   if (v6) key_.push_back('[');
   key_.append(ip);
@@ -100,7 +116,8 @@ EndpointPool* UpstreamPool::Endpoint(std::string_view ip, uint16_t port,
   } else if (!ParseIpLiteral(ip, port, &address, &length)) {
     return nullptr;
   }
-  auto pool = std::make_unique<EndpointPool>(key_, address, length);
+  auto pool = std::make_unique<EndpointPool>(key_.substr(name_at), address, length,
+                                             tls != nullptr ? *tls : nullptr);
   EndpointPool* raw = pool.get();
   endpoints_.emplace(key_, std::move(pool));
   return raw;
@@ -146,6 +163,14 @@ UpstreamConnection* UpstreamPool::Connect(EndpointPool* endpoint, UpstreamUser* 
   }
   auto* c =
       new UpstreamConnection(this, endpoint, fd, options_.buffer_bytes, options_.response_limits);
+  if (endpoint->tls_ != nullptr) {
+    c->tls_ = server::TlsTransport::CreateClient(&c->socket_, endpoint->tls_);
+    if (c->tls_ == nullptr) {
+      delete c;
+      errno = EPROTO;
+      return nullptr;
+    }
+  }
   c->connecting = rc != 0;
   c->writable = rc == 0;
   c->user_ = user;
@@ -194,7 +219,8 @@ void UpstreamPool::Close(UpstreamConnection* c) {
     if (it != endpoint->idle_.end()) endpoint->idle_.erase(it);
   }
   server::TimerWheel::Cancel(&c->idle_timer_);
-  close(c->fd_);
+  if (c->tls_ != nullptr) c->tls_->Close();
+  c->socket_.Close();
   c->fd_ = -1;
   --connections_;
   loop_->Defer([c] { delete c; });

@@ -1,8 +1,9 @@
 // upstream_pool.h: one worker's upstream connections: UpstreamConnection (a non-blocking TCP
-// connection to one endpoint, with its read buffer, response parser and pending output),
+// connection to one endpoint, TLS over it when the endpoint's backend has a BackendTLSPolicy,
+// with its read buffer, response parser and pending output),
 // EndpointPool (the idle keep-alive connections of one endpoint, most recently used first) and
-// UpstreamPool (every endpoint pool of the worker, keyed by "ip:port", so pools survive
-// configuration changes that keep the endpoint).
+// UpstreamPool (every endpoint pool of the worker, keyed by "ip:port" and, for TLS, the
+// UpstreamTls configuration id, so pools survive configuration changes that keep both).
 //
 // An idle connection stays registered with the worker's epoll: data or a close from the upstream
 // while idle closes it (an idle HTTP/1.1 upstream has nothing to say). It is also closed after
@@ -26,9 +27,11 @@
 
 #include "gateway/http/chunked_decoder.h"
 #include "gateway/http/response_parser.h"
+#include "core/runtime/tls/upstream_tls.h"
 #include "gateway/server/event_loop.h"
 #include "gateway/server/io_buffer.h"
 #include "gateway/server/timer_wheel.h"
+#include "gateway/server/transport.h"
 
 namespace portico::gateway::upstream {
 
@@ -63,6 +66,12 @@ class UpstreamConnection final : public server::EventHandler, public server::Tim
 
   int fd() const { return fd_; }
   EndpointPool* endpoint() const { return endpoint_; }
+  // transport moves the bytes: the socket itself, or TLS over it.
+  server::Transport* transport() {
+    return tls_ != nullptr ? tls_.get() : static_cast<server::Transport*>(&socket_);
+  }
+  // failure is why the TLS session failed ("" without TLS or while it has not).
+  std::string_view failure() const;
   // Requests this connection carried before the current one (0: a fresh connection).
   uint32_t reuse_count() const { return reuse_count_; }
 
@@ -87,6 +96,8 @@ class UpstreamConnection final : public server::EventHandler, public server::Tim
   UpstreamPool* pool_;
   EndpointPool* endpoint_;
   int fd_;
+  server::PlainTransport socket_;  // owns fd_
+  std::unique_ptr<server::Transport> tls_;  // a TlsTransport over socket_, or null
   UpstreamUser* user_ = nullptr;  // null while idle
   uint32_t reuse_count_ = 0;
   uint64_t idle_since_ms_ = 0;
@@ -97,8 +108,9 @@ class UpstreamConnection final : public server::EventHandler, public server::Tim
 // EndpointPool is one endpoint's address and idle connections.
 class EndpointPool {
  public:
-  EndpointPool(std::string name, const sockaddr_storage& address, socklen_t length)
-      : name_(std::move(name)), address_(address), length_(length) {}
+  EndpointPool(std::string name, const sockaddr_storage& address, socklen_t length,
+               std::shared_ptr<const core::tls::UpstreamTls> tls)
+      : name_(std::move(name)), address_(address), length_(length), tls_(std::move(tls)) {}
 
   // "ip:port" ("[v6]:port"), for the access log.
   const std::string& name() const { return name_; }
@@ -106,12 +118,15 @@ class EndpointPool {
   socklen_t address_length() const { return length_; }
   size_t idle() const { return idle_.size(); }
   size_t active() const { return active_; }
+  // tls is how connections to this endpoint speak TLS (null: clear text).
+  const core::tls::UpstreamTls* tls() const { return tls_.get(); }
 
  private:
   friend class UpstreamPool;
   std::string name_;
   sockaddr_storage address_;
   socklen_t length_;
+  std::shared_ptr<const core::tls::UpstreamTls> tls_;
   std::vector<UpstreamConnection*> idle_;  // most recently released last
   size_t active_ = 0;                      // lent connections
 };
@@ -123,16 +138,19 @@ class UpstreamPool {
   UpstreamPool& operator=(const UpstreamPool&) = delete;
   ~UpstreamPool();
 
-  // Endpoint returns the pool of (ip, port), creating it; nullptr when `ip` is not an IPv4 or
-  // IPv6 literal. `address` (optional) is the same endpoint already parsed.
+  // Endpoint returns the pool of (ip, port) and `tls` (null: clear text), creating it; nullptr
+  // when `ip` is not an IPv4 or IPv6 literal. `address` (optional) is the same endpoint already
+  // parsed.
   EndpointPool* Endpoint(std::string_view ip, uint16_t port,
-                         const sockaddr_storage* address = nullptr, socklen_t length = 0);
+                         const sockaddr_storage* address = nullptr, socklen_t length = 0,
+                         const std::shared_ptr<const core::tls::UpstreamTls>* tls = nullptr);
 
   // Acquire lends an idle connection of `endpoint` to `user` (nullptr when none is idle). With
   // `check_alive`, a connection the upstream closed meanwhile is dropped first (a MSG_PEEK).
   UpstreamConnection* Acquire(EndpointPool* endpoint, UpstreamUser* user, bool check_alive);
-  // Connect starts a non-blocking connect to `endpoint` for `user`; nullptr with errno set when
-  // the socket cannot even be created or the connect failed at once (ECONNREFUSED on loopback).
+  // Connect starts a non-blocking connect to `endpoint` for `user` (with a TLS session ready to
+  // handshake on the first write when the endpoint speaks TLS); nullptr with errno set when the
+  // socket cannot even be created or the connect failed at once (ECONNREFUSED on loopback).
   UpstreamConnection* Connect(EndpointPool* endpoint, UpstreamUser* user);
   // Release returns a lent connection whose exchange ended cleanly (its buffers empty) for reuse.
   void Release(UpstreamConnection* connection);

@@ -200,6 +200,7 @@ std::shared_ptr<const BackendTable> BackendTable::Build(const RuntimeSnapshot& s
       auto backend = std::make_shared<Backend>();
       backend->key = service + ":" + std::to_string(sp.port);
       backend->app_protocol = sp.app_protocol;
+      backend->port_name = sp.name;
       backend->external_name = parsed.external_name;
       if (!parsed.external_name.empty()) {
         backend->endpoints.push_back(

@@ -48,6 +48,7 @@ struct Backend {
   uint32_t index = 0;
   std::vector<Endpoint> endpoints;  // ready ones, sorted by (address, port), no duplicates
   std::string app_protocol;         // the Service port's appProtocol, "" when unset
+  std::string port_name;            // the Service port's name, "" when unnamed
   std::string external_name;        // an ExternalName Service's DNS name (trailing dot removed)
 };
 

@@ -15,11 +15,6 @@ namespace portico::core::tls {
 
 namespace {
 
-constexpr char kCiphers[] =
-    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
-    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
-    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
-constexpr char kGroups[] = "X25519:P-256:P-384";
 constexpr unsigned char kHttp11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
 
 int SelectorIndex() {
@@ -101,7 +96,7 @@ StatusOr<std::shared_ptr<const ServerContext>> ServerContext::Build(
                                SSL_OP_NO_COMPRESSION | SSL_OP_IGNORE_UNEXPECTED_EOF);
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
                             SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  if (SSL_CTX_set_cipher_list(ctx, kCiphers) != 1 || SSL_CTX_set1_groups_list(ctx, kGroups) != 1) {
+  if (SSL_CTX_set_cipher_list(ctx, kDefaultCiphers) != 1 || SSL_CTX_set1_groups_list(ctx, kDefaultGroups) != 1) {
     return fail("default cipher or group list refused: " + OpenSslErrors());
   }
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
@@ -115,53 +110,10 @@ StatusOr<std::shared_ptr<const ServerContext>> ServerContext::Build(
   SSL_CTX_set_client_hello_cb(ctx, &OnClientHello, nullptr);
   SSL_CTX_set_alpn_select_cb(ctx, &OnAlpn, nullptr);
 
-  // The chain: the leaf first, then its intermediates.
-  BIO* chain =
-      BIO_new_mem_buf(material.chain_pem.data(), static_cast<int>(material.chain_pem.size()));
-  X509* leaf = PEM_read_bio_X509(chain, nullptr, nullptr, nullptr);
-  if (leaf == nullptr) {
-    BIO_free(chain);
-    return fail("tls.crt holds no PEM certificate");
-  }
-  const bool used = SSL_CTX_use_certificate(ctx, leaf) == 1;
-  while (X509* extra = PEM_read_bio_X509(chain, nullptr, nullptr, nullptr)) {
-    SSL_CTX_add0_chain_cert(ctx, extra);  // takes ownership
-  }
-  ERR_clear_error();  // the loop ends on "no start line"
-  BIO_free(chain);
-  if (!used) {
-    X509_free(leaf);
-    return fail("tls.crt: " + OpenSslErrors());
-  }
-  if (const ASN1_TIME* not_after = X509_get0_notAfter(leaf)) {
-    std::tm tm{};
-    if (ASN1_TIME_to_tm(not_after, &tm) == 1) {
-      out->not_after_unix_ms_ = static_cast<int64_t>(timegm(&tm)) * 1000;
-    }
-    if (X509_cmp_current_time(not_after) < 0) {
-      X509_free(leaf);
-      return fail("the certificate expired (notAfter " +
-                  std::to_string(out->not_after_unix_ms_ / 1000) + " Unix seconds)");
-    }
-  }
-  for (const std::string& san : SubjectAltNames(leaf)) {
-    if (san.rfind("DNS:", 0) == 0) out->dns_names_.push_back(AsciiLower(san.substr(4)));
-  }
-
-  BIO* key_bio =
-      BIO_new_mem_buf(material.key_pem.data(), static_cast<int>(material.key_pem.size()));
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
-  BIO_free(key_bio);
-  const bool matches = key != nullptr && X509_check_private_key(leaf, key) == 1;
-  X509_free(leaf);
-  if (key == nullptr) return fail("tls.key holds no PEM private key");
-  if (!matches) {
-    EVP_PKEY_free(key);
-    return fail("tls.key does not belong to the certificate in tls.crt");
-  }
-  const bool key_used = SSL_CTX_use_PrivateKey(ctx, key) == 1;
-  EVP_PKEY_free(key);
-  if (!key_used) return fail("tls.key: " + OpenSslErrors());
+  StatusOr<KeyPairInfo> pair = UseKeyPair(ctx, material);
+  if (!pair.ok()) return pair.status();
+  out->not_after_unix_ms_ = pair->not_after_unix_ms;
+  out->dns_names_ = std::move(pair->dns_names);
   return std::shared_ptr<const ServerContext>(std::move(out));
 }
 

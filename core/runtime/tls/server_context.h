@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/runtime/tls/key_pair.h"
 #include "portico/sdk/status.h"
 
 namespace portico::core::tls {
@@ -52,14 +53,6 @@ class SniSelector {
 // AttachSelector makes `selector` (not owned; it must outlive the handshake) choose the
 // certificate of `ssl`.
 void AttachSelector(SSL* ssl, const SniSelector* selector);
-
-// CertificateMaterial is one keyPair entry as certificate.v1 carries it.
-struct CertificateMaterial {
-  std::string secret;  // "namespace/name", for messages
-  std::string sha256;
-  std::string chain_pem;
-  std::string key_pem;
-};
 
 class ServerContext {
  public:

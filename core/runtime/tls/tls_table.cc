@@ -1,6 +1,7 @@
 // tls_table.cc: see tls_table.h.
 #include "core/runtime/tls/tls_table.h"
 
+#include "core/runtime/tls/certificate_store.h"
 #include "core/runtime/tls/openssl_util.h"
 
 #include <spdlog/spdlog.h>
@@ -15,12 +16,6 @@
 namespace portico::core::tls {
 
 namespace {
-
-std::string SecretName(const rapidjson::Value& entry) {
-  const rapidjson::Value* ref = json::Find(entry, "secretRef");
-  if (ref == nullptr || !ref->IsObject()) return "?";
-  return json::GetString(*ref, "namespace") + "/" + json::GetString(*ref, "name");
-}
 
 int PolicyIndex() {
   static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
@@ -139,26 +134,9 @@ std::shared_ptr<const TlsTable> TlsTable::Build(const RuntimeSnapshot& snapshot,
   if (refusals == nullptr) refusals = &ignored;
 
   // Material by sha256: key pairs, and CA bundles ("what", PEM).
-  std::map<std::string, CertificateMaterial> material;
-  std::map<std::string, std::pair<std::string, std::string>> cas;
-  if (const FormatEntries* entries = snapshot.Entries(PORTICO_FORMAT_CERTIFICATE)) {
-    for (const auto& [id, entry] : *entries) {
-      StatusOr<rapidjson::Document> doc = json::Parse(*entry.json, "certificate.v1 " + id);
-      if (!doc.ok()) continue;
-      if (json::GetString(*doc, "entry") == "ca") {
-        const std::string sha = json::GetString(*doc, "sha256");
-        if (!sha.empty()) cas.emplace(sha, std::make_pair(id, json::GetString(*doc, "caPem")));
-        continue;
-      }
-      if (json::GetString(*doc, "entry") != "keyPair") continue;
-      CertificateMaterial m;
-      m.secret = SecretName(*doc);
-      m.sha256 = json::GetString(*doc, "sha256");
-      m.chain_pem = json::GetString(*doc, "chainPem");
-      m.key_pem = json::GetString(*doc, "keyPem");
-      if (!m.sha256.empty()) material.emplace(m.sha256, std::move(m));
-    }
-  }
+  CertificateStore store = CertificateStore::Read(snapshot);
+  const std::map<std::string, CertificateMaterial>& material = store.key_pairs;
+  const std::map<std::string, std::pair<std::string, std::string>>& cas = store.cas;
 
   // Contexts built (or shared) on demand; a refused one is remembered with its reason.
   std::map<std::string, std::string> broken;  // sha256 -> reason
@@ -285,7 +263,7 @@ std::shared_ptr<const TlsTable> TlsTable::Build(const RuntimeSnapshot& snapshot,
           spdlog::warn(
               "listener {}: the material of Secret {} (sha256 {}) has not reached this "
               "gateway; the listener is served without it",
-              name, SecretName(c), sha);
+              name, SecretRefName(c), sha);
         }
       }
       if (contexts.empty()) continue;

@@ -32,6 +32,7 @@ struct CertificateOptions {
   int64_t not_after_unix_ms = 0;
   bool rsa = false;  // RSA 2048 with a PKCS#1 ("RSA PRIVATE KEY") key; else EC P-256
   std::string common_name = "default";
+  std::vector<std::string> uris;  // subjectAltName URI entries
 };
 
 namespace detail {
@@ -60,9 +61,10 @@ inline TestCertificate MakeTestCertificate(const CertificateOptions& options) {
                              reinterpret_cast<const unsigned char*>(options.common_name.c_str()),
                              -1, -1, 0);
   X509_set_issuer_name(cert.get(), name);
-  if (!options.dns_names.empty()) {
+  if (!options.dns_names.empty() || !options.uris.empty()) {
     std::string san;
     for (const std::string& dns : options.dns_names) san += (san.empty() ? "DNS:" : ",DNS:") + dns;
+    for (const std::string& uri : options.uris) san += (san.empty() ? "URI:" : ",URI:") + uri;
     X509V3_CTX v3;
     X509V3_set_ctx_nodb(&v3);
     X509V3_set_ctx(&v3, cert.get(), cert.get(), nullptr, nullptr, 0);
