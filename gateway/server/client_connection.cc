@@ -742,18 +742,18 @@ void ClientConnection::DispatchMirrors() {
   for (size_t i = 0; i < mirror_keys_.size(); ++i) {
     const core::routing::Backend* backend = backends.Find(*mirror_keys_[i]);
     upstream::EndpointPool* endpoint = nullptr;
-    // The outbound client speaks clear text only: a backend under a BackendTLSPolicy is not
-    // mirrored to (counted as dropped) rather than sent the request unencrypted.
-    if (backend != nullptr && !backend->endpoints.empty() &&
-        pin_->snapshot->upstream_tls->Find(*backend, listener_address_, listener_port_) == nullptr)
+    const std::shared_ptr<const core::tls::UpstreamTls>* tls = nullptr;
+    if (backend != nullptr && !backend->endpoints.empty()) {
+      tls = pin_->snapshot->upstream_tls->Find(*backend, listener_address_, listener_port_);
       endpoint = worker_->PickEndpoint(*backend, *mirror_keys_[i]);
+    }
     if (endpoint == nullptr) {
       client.CountDropped(kMirror);
       continue;
     }
     std::string copy = i + 1 == mirror_keys_.size() ? std::move(mirror_request_) : mirror_request_;
     client.Start(kMirror, endpoint->address(), endpoint->address_length(), std::move(copy),
-                 worker_->settings().upstream_timeout_ms, nullptr);
+                 worker_->settings().upstream_timeout_ms, nullptr, tls != nullptr ? *tls : nullptr);
   }
   mirror_request_.clear();
 }

@@ -158,12 +158,14 @@ bool ClientConnection::HttpCall(core::filter::OutboundRequest request,
   sockaddr_storage address{};
   socklen_t length = 0;
   std::string host = request.host;
+  std::shared_ptr<const core::tls::UpstreamTls> tls;  // the target backend's BackendTLSPolicy
   if (!request.backend_key.empty()) {
     const core::routing::Backend* backend = pin_->snapshot->backends->Find(request.backend_key);
     if (backend == nullptr || backend->endpoints.empty()) return false;
-    // The outbound client speaks clear text only: never to a backend under a BackendTLSPolicy.
-    if (pin_->snapshot->upstream_tls->Find(*backend, listener_address_, listener_port_) != nullptr)
-      return false;
+    if (const auto* found =
+            pin_->snapshot->upstream_tls->Find(*backend, listener_address_, listener_port_)) {
+      tls = *found;
+    }
     upstream::EndpointPool* endpoint = worker_->PickEndpoint(*backend, request.backend_key);
     if (endpoint == nullptr) return false;
     address = endpoint->address();
@@ -203,7 +205,7 @@ bool ClientConnection::HttpCall(core::filter::OutboundRequest request,
   }
   bytes.append("\r\n").append(request.body);
   call_ = worker_->http_client().Start(upstream::HttpClient::Purpose::kFilter, address, length,
-                                       std::move(bytes), request.timeout_ms, this);
+                                       std::move(bytes), request.timeout_ms, this, std::move(tls));
   if (call_ == nullptr) return false;
   call_done_ = done;
   // The client's own timeout ends the call first; this one is the exchange's safety net.

@@ -206,5 +206,28 @@ TEST_F(UpstreamTlsTest, TheGatewaysClientCertificateIsPresented) {
             Fingerprint(client.cert_pem));
 }
 
+TEST_F(UpstreamTlsTest, MirrorsToABackendUnderAPolicySpeakTlsToo) {
+  TlsTestUpstream secure(backend_cert_.cert_pem, backend_cert_.key_pem);
+  TestUpstream plain("plain");
+  SnapshotBuilder b = Base(secure.port());
+  AddService(&b, "plain", plain.port());
+  // Requests go to the clear-text Service; a copy goes to the Service under the policy.
+  b.Put(
+      "route_rules.v1", "httproute/infra/web", "gateway.networking.k8s.io/HTTPRoute/infra/web",
+      RouteEntry("infra", "web", "infra", "web", "http",
+                 {RuleEntry(0, "Prefix", "/",
+                            BackendsAction({{"infra/plain:80", 1}},
+                                           R"([{"builtin":"mirror","key":"infra/secure:80"}])"))}));
+  b.Put("backend.v1", "tls/infra/secure", kPolicyOwner, PolicyEntry("secure.test", "sha-ca"));
+  Apply(b);
+  Response r = Get("/copied");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_THAT(r.body, HasSubstr("upstream=plain"));
+  EXPECT_TRUE(WaitFor([&] { return secure.targets().size() == 1; }));
+  EXPECT_THAT(secure.targets(), ::testing::ElementsAre("/copied"));
+  ASSERT_FALSE(secure.handshakes().empty());
+  EXPECT_EQ(secure.handshakes()[0].sni, "secure.test");
+}
+
 }  // namespace
 }  // namespace portico::gateway::server

@@ -13,6 +13,7 @@
 #include "gateway/http/chunked_decoder.h"
 #include "gateway/http/response_parser.h"
 #include "gateway/server/timer_wheel.h"
+#include "gateway/server/tls_transport.h"
 
 namespace portico::gateway::upstream {
 
@@ -28,51 +29,45 @@ using server::TimerWheel;
 class HttpClient::Call final : public EventHandler, public TimerHandler {
  public:
   Call(HttpClient* owner, Purpose purpose, std::string key, const sockaddr_storage& address,
-       socklen_t length, int fd, bool reused, std::string request, Done* done)
+       socklen_t length, std::shared_ptr<const core::tls::UpstreamTls> tls, Link link, bool reused,
+       std::string request, Done* done)
       : owner_(owner),
         purpose_(purpose),
         done_cb_(done),
         key_(std::move(key)),
         address_(address),
         length_(length),
-        fd_(fd),
+        tls_(std::move(tls)),
+        link_(std::move(link)),
         reused_(reused),
         request_(std::move(request)),
         head_request_(request_.compare(0, 5, "HEAD ") == 0),
         timer_(this, 0) {}
-  ~Call() {
-    if (fd_ >= 0) close(fd_);
-  }
 
-  int fd() const { return fd_; }
+  int fd() const { return link_.fd(); }
   const std::string& key() const { return key_; }
   Timer* timer() { return &timer_; }
   Purpose purpose() const { return purpose_; }
   Done* done_cb() const { return done_cb_; }
   void Forget() { done_cb_ = nullptr; }
   HttpResult& result() { return result_; }
-  // TakeFd hands the connection over (to be parked): the copy no longer closes it.
-  int TakeFd() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
+  // TakeLink hands the connection over (to be parked): the call no longer closes it.
+  Link TakeLink() { return std::move(link_); }
 
   void OnEvents(uint32_t) override {
     if (done_) return;
     if (!written_ && !Write()) return;
     char chunk[16 * 1024];
     for (;;) {
-      ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
-      if (n > 0) {
+      const server::IoResult r = link_.io()->Read(chunk, sizeof(chunk));
+      if (r.kind == server::IoResult::kDone) {
         Count();  // a response byte: the copy arrived
         got_bytes_ = true;
-        in_.append(chunk, static_cast<size_t>(n));
+        in_.append(chunk, r.bytes);
         if (Parse()) return;
         continue;
       }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (r.kind == server::IoResult::kAgain) return;
       // EOF or reset. A reused connection the mirror had closed meanwhile: send again, once.
       if (!got_bytes_ && reused_) {
         Reconnect();
@@ -94,14 +89,17 @@ class HttpClient::Call final : public EventHandler, public TimerHandler {
   // Write sends what is left of the request; true once all of it went out.
   bool Write() {
     while (sent_ < request_.size()) {
-      ssize_t n = send(fd_, request_.data() + sent_, request_.size() - sent_, MSG_NOSIGNAL);
-      if (n > 0) {
-        sent_ += static_cast<size_t>(n);
+      iovec piece{request_.data() + sent_, request_.size() - sent_};
+      const server::IoResult r = link_.io()->Write(&piece, 1);
+      if (r.kind == server::IoResult::kDone) {
+        sent_ += r.bytes;
         continue;
       }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;  // connecting
-      if (reused_ && !got_bytes_) {
+      // Connecting, or a TLS handshake waiting for the backend.
+      if (r.kind == server::IoResult::kAgain) return false;
+      if (!link_.failure().empty()) {
+        End(false, "tls_failed");  // a certificate or handshake the backend failed: not retried
+      } else if (reused_ && !got_bytes_) {
         Reconnect();
       } else {
         End(false, "connect_failed");
@@ -178,13 +176,12 @@ class HttpClient::Call final : public EventHandler, public TimerHandler {
 
   // Reconnect sends the request again on a fresh connection (the reused one was gone).
   void Reconnect() {
-    owner_->loop_->Remove(fd_);
-    close(fd_);
-    fd_ = owner_->Connect(address_, length_, purpose_);
+    owner_->loop_->Remove(link_.fd());
+    link_ = owner_->Connect(address_, length_, tls_, purpose_);
     reused_ = false;
     sent_ = 0;
     written_ = false;
-    if (fd_ < 0 || !owner_->loop_->Add(fd_, EventLoop::kSocketEvents, this)) {
+    if (link_.fd() < 0 || !owner_->loop_->Add(link_.fd(), EventLoop::kSocketEvents, this)) {
       End(false, "connect_failed");
       return;
     }
@@ -232,7 +229,8 @@ class HttpClient::Call final : public EventHandler, public TimerHandler {
   const std::string key_;
   const sockaddr_storage address_;
   const socklen_t length_;
-  int fd_;
+  const std::shared_ptr<const core::tls::UpstreamTls> tls_;
+  Link link_;
   bool reused_;
   std::string request_;
   const bool head_request_;
@@ -258,84 +256,92 @@ HttpClient::~HttpClient() {
     TimerWheel::Cancel(call->timer());
     loop_->Remove(call->fd());
   }
-  for (auto& [key, list] : idle_) {
-    for (const Idle& idle : list) close(idle.fd);
-  }
 }
 
-int HttpClient::Connect(const sockaddr_storage& address, socklen_t length, Purpose purpose) {
+std::string_view HttpClient::Link::failure() const {
+  return tls != nullptr ? std::string_view(static_cast<server::TlsTransport*>(tls.get())->failure())
+                        : std::string_view();
+}
+
+HttpClient::Link HttpClient::Connect(const sockaddr_storage& address, socklen_t length,
+                                     const std::shared_ptr<const core::tls::UpstreamTls>& tls,
+                                     Purpose purpose) {
+  Link link;
   int fd = socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
+  if (fd < 0) return link;
+  link.socket = std::make_unique<server::PlainTransport>(fd);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if (connect(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0 &&
       errno != EINPROGRESS) {
-    close(fd);
-    return -1;
+    return Link();
+  }
+  if (tls != nullptr) {
+    link.tls = server::TlsTransport::CreateClient(link.socket.get(), tls);
+    if (link.tls == nullptr) return Link();
   }
   ++counters_[static_cast<int>(purpose)].connects;
-  return fd;
+  return link;
 }
 
-int HttpClient::TakeIdle(const std::string& key) {
+HttpClient::Link HttpClient::TakeIdle(const std::string& key) {
   auto it = idle_.find(key);
-  if (it == idle_.end()) return -1;
+  if (it == idle_.end()) return Link();
   std::vector<Idle>& list = it->second;
   const uint64_t now = loop_->now_ms();
   while (!list.empty()) {
-    const Idle idle = list.back();
+    Idle idle = std::move(list.back());
     list.pop_back();
     if (now - idle.since_ms < kIdleMs) {
       // Still open: nothing to read (a parked connection has no answer pending) and no EOF.
       char byte;
-      ssize_t n = recv(idle.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return idle.fd;
+      ssize_t n = recv(idle.link.fd(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return std::move(idle.link);
     }
-    close(idle.fd);
   }
-  return -1;
+  return Link();
 }
 
-void HttpClient::Park(const std::string& key, int fd) {
+void HttpClient::Park(const std::string& key, Link link) {
   std::vector<Idle>& list = idle_[key];
   const uint64_t now = loop_->now_ms();
   // The oldest go first when the list is full or they have idled too long.
   list.erase(std::remove_if(list.begin(), list.end(),
-                            [&](const Idle& idle) {
-                              if (now - idle.since_ms < kIdleMs) return false;
-                              close(idle.fd);
-                              return true;
-                            }),
+                            [&](const Idle& idle) { return now - idle.since_ms >= kIdleMs; }),
              list.end());
-  if (list.size() >= kMaxIdlePerAddress) {
-    close(list.front().fd);
-    list.erase(list.begin());
-  }
-  list.push_back({fd, now});
+  if (list.size() >= kMaxIdlePerAddress) list.erase(list.begin());
+  list.push_back({std::move(link), now});
 }
 
 HttpClient::Call* HttpClient::Start(Purpose purpose, const sockaddr_storage& address,
                                     socklen_t length, std::string request, uint64_t timeout_ms,
-                                    Done* done) {
+                                    Done* done, std::shared_ptr<const core::tls::UpstreamTls> tls) {
   Counters& counters = counters_[static_cast<int>(purpose)];
-  std::string key(reinterpret_cast<const char*>(&address), length);
+  if (tls != nullptr && !tls->usable()) {
+    ++counters.failed;  // never in clear text instead
+    return nullptr;
+  }
+  // TLS connections never mix with clear-text ones (or another policy's).
+  std::string key = tls != nullptr ? tls->id() + "@" : std::string();
+  key.append(reinterpret_cast<const char*>(&address), length);
   size_t& per_address = per_address_[key];
   if (calls_.size() >= kMaxInFlight || per_address >= kMaxPerAddress) {
     ++counters.failed;
     if (per_address == 0) per_address_.erase(key);
     return nullptr;
   }
-  int fd = TakeIdle(key);
-  const bool reused = fd >= 0;
-  if (!reused) fd = Connect(address, length, purpose);
+  Link link = TakeIdle(key);
+  const bool reused = link.fd() >= 0;
+  if (!reused) link = Connect(address, length, tls, purpose);
+  const int fd = link.fd();
   if (fd < 0) {
     ++counters.failed;
     if (per_address == 0) per_address_.erase(key);
     return nullptr;
   }
   ++per_address;
-  auto call = std::make_unique<Call>(this, purpose, std::move(key), address, length, fd, reused,
-                                     std::move(request), done);
+  auto call = std::make_unique<Call>(this, purpose, std::move(key), address, length, std::move(tls),
+                                     std::move(link), reused, std::move(request), done);
   Call* raw = call.get();
   calls_.emplace(raw, std::move(call));
   ++counters.in_flight;
@@ -361,7 +367,7 @@ void HttpClient::Finish(Call* call, bool reusable) {
   if (it == calls_.end()) return;
   TimerWheel::Cancel(call->timer());
   if (call->fd() >= 0) loop_->Remove(call->fd());
-  if (reusable) Park(call->key(), call->TakeFd());
+  if (reusable) Park(call->key(), call->TakeLink());
   Counters& counters = counters_[static_cast<int>(call->purpose())];
   --counters.in_flight;
   if (auto pa = per_address_.find(call->key()); pa != per_address_.end() && --pa->second == 0) {

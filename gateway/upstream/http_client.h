@@ -3,6 +3,10 @@
 // request as forwarded, its answer read through its framing and dropped) and filters' calls
 // (http_call: a Webhook's request, whose status, headers and body go back to the filter).
 //
+// TLS: a call given an UpstreamTls (the BackendTLSPolicy of the target's backend) speaks TLS
+// with it (SNI, trust and name checks as for proxied requests); such connections are parked
+// apart from clear-text ones, and a policy that is not usable fails the call at once.
+//
 // Connections are kept alive: after a complete response that allows it, the connection is
 // parked (per worker, per address, at most kMaxIdlePerAddress, for at most kIdleMs) and the next
 // call to that address takes it, after checking it is still open. A call whose reused
@@ -31,7 +35,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/runtime/tls/upstream_tls.h"
 #include "gateway/server/event_loop.h"
+#include "gateway/server/transport.h"
 
 namespace portico::gateway::upstream {
 
@@ -84,8 +90,10 @@ class HttpClient {
   // at the latest. With `done`, the response (head and body) is captured and delivered; without,
   // it is read and dropped. Returns the call, or nullptr when it could not start (too many in
   // flight, connect failed at once): then `done` is not called and the failure is counted.
+  // `tls` (null: clear text) is how the target is reached.
   Call* Start(Purpose purpose, const sockaddr_storage& address, socklen_t length,
-              std::string request, uint64_t timeout_ms, Done* done);
+              std::string request, uint64_t timeout_ms, Done* done,
+              std::shared_ptr<const core::tls::UpstreamTls> tls = nullptr);
   // Cancel ends `call` without completing it (its Done is not called). `call` must be live.
   void Cancel(Call* call);
   // CountDropped counts a call given up before Start (body too large, backend gone).
@@ -94,15 +102,27 @@ class HttpClient {
   const Counters& counters(Purpose purpose) const { return counters_[static_cast<int>(purpose)]; }
 
  private:
+  // Link is one connection: its socket, and TLS over it or not. Closed when destroyed.
+  struct Link {
+    std::unique_ptr<server::PlainTransport> socket;
+    std::unique_ptr<server::Transport> tls;  // declared after the socket: destroyed first
+    int fd() const { return socket != nullptr ? socket->fd() : -1; }
+    server::Transport* io() const {
+      return tls != nullptr ? tls.get() : static_cast<server::Transport*>(socket.get());
+    }
+    std::string_view failure() const;  // why the TLS session failed ("" otherwise)
+  };
   struct Idle {
-    int fd;
+    Link link;
     uint64_t since_ms;
   };
-  // Connect starts a non-blocking connect; -1 when it fails at once.
-  int Connect(const sockaddr_storage& address, socklen_t length, Purpose purpose);
-  // TakeIdle returns a parked connection to `key` that is still open, or -1.
-  int TakeIdle(const std::string& key);
-  void Park(const std::string& key, int fd);
+  // Connect starts a non-blocking connect (TLS ready to handshake with `tls`); fd() -1 when it
+  // fails at once.
+  Link Connect(const sockaddr_storage& address, socklen_t length,
+               const std::shared_ptr<const core::tls::UpstreamTls>& tls, Purpose purpose);
+  // TakeIdle returns a parked connection to `key` that is still open (fd() -1 when none).
+  Link TakeIdle(const std::string& key);
+  void Park(const std::string& key, Link link);
   // Finish ends `call`; `reusable`: its connection is parked instead of closed.
   void Finish(Call* call, bool reusable);
 
