@@ -57,6 +57,7 @@ Status CheckJson(const std::optional<std::string>& json, std::string_view what,
 HostContext::HostContext(HostServices& services, DependencyIndex& index,
                          const sdk::ObjectRef& object, const core::KindId& kind)
     : services_(services),
+      object_(object),
       index_(index),
       reader_(object.Key()),
       display_(object.Display()),
@@ -65,7 +66,8 @@ HostContext::HostContext(HostServices& services, DependencyIndex& index,
            &HostContext::GetExport,         &HostContext::ListExports,
            &HostContext::ReferenceAllowed,  &HostContext::ResolveExtensionRef,
            &HostContext::GetSecret,         &HostContext::Log,
-           &HostContext::MetricAdd,         &HostContext::NowUnixMs} {}
+           &HostContext::MetricAdd,         &HostContext::NowUnixMs,
+           &HostContext::GetPreviousSynced} {}
 
 // Every callback catches everything: no exception may unwind through the plugin's C frames.
 
@@ -188,6 +190,19 @@ void HostContext::MetricAdd(void* host, portico_str name, double delta) {
 
 int64_t HostContext::NowUnixMs(void* host) {
   return static_cast<HostContext*>(host)->services_.NowUnixMs();
+}
+
+int HostContext::GetPreviousSynced(void* host, portico_sink* out) {
+  auto* self = static_cast<HostContext*>(host);
+  try {
+    std::optional<std::string> previous = self->services_.PreviousSynced(self->object_);
+    self->reads_.push_back(std::string("previous synced ") + (previous ? "hit" : "miss"));
+    if (!previous) return 0;
+    sdk::WriteSink(out, *previous);
+    return 1;
+  } catch (...) {
+    return 0;
+  }
 }
 
 ResultCollector::ResultCollector(std::string display)

@@ -40,6 +40,8 @@ class HostServices {
   virtual const core::ReferencePolicyInfo* ReferencePolicy() const = 0;
   virtual void AddMetric(std::string_view name, const core::KindId& kind, double delta) = 0;
   virtual int64_t NowUnixMs() const = 0;
+  // PreviousSynced is the synced view committed for `object` (nullopt: none).
+  virtual std::optional<std::string> PreviousSynced(const sdk::ObjectRef& object) const = 0;
 };
 
 // HostContext is the portico_process_context of one run for `object` (of kind `kind`).
@@ -66,8 +68,10 @@ class HostContext {
   static void Log(void* host, portico_log_level level, portico_str message);
   static void MetricAdd(void* host, portico_str name, double delta);
   static int64_t NowUnixMs(void* host);
+  static int GetPreviousSynced(void* host, portico_sink* out);
 
   HostServices& services_;
+  const sdk::ObjectRef object_;
   DependencyIndex& index_;
   const std::string reader_;   // the processed object's key
   const std::string display_;  // "HTTPRoute default/web", for logs

@@ -74,6 +74,11 @@ struct Reconciler::Impl final : public HostServices {
     plugin_metrics[{std::string(name), kind.ToString()}] += delta;
   }
   int64_t NowUnixMs() const override { return wall_ms(); }
+  std::optional<std::string> PreviousSynced(const sdk::ObjectRef& object) const override {
+    std::optional<core::StoredObject> stored = synced.Get(StoreKeyOf(object));
+    if (!stored.has_value() || stored->json == nullptr) return std::nullopt;
+    return *stored->json;
+  }
 
   std::string Now() const { return core::FormatRfc3339(wall_ms()); }
 

@@ -13,8 +13,9 @@ sdk::Condition Invalid(const std::string& reason, const std::string& message) {
 CertificateResolution ResolveCertificates(const Listener& listener, const sdk::ObjectRef& gateway,
                                           sdk::ProcessContext& ctx) {
   CertificateResolution out;
-  auto fail = [&](sdk::Condition c) {
+  auto fail = [&](sdk::Condition c, bool kept = false) {
     if (!out.failure) out.failure = std::move(c);
+    if (!kept) out.only_kept = false;
   };
   for (size_t i = 0; i < listener.certificate_refs.size(); ++i) {
     const CertificateRef& ref = listener.certificate_refs[i];
@@ -48,14 +49,22 @@ CertificateResolution ResolveCertificates(const Listener& listener, const sdk::O
       continue;
     }
     const rapidjson::Value* valid = json::Find(*doc, "tlsValid");
+    const rapidjson::Value* material = &*doc;
     if (valid == nullptr || !valid->IsBool() || !valid->GetBool()) {
-      fail(Invalid(
-          "InvalidCertificateRef",
-          what + secret + ": " + json::GetString(*doc, "message", "its material is not usable")));
-      continue;
+      std::string message =
+          what + secret + ": " + json::GetString(*doc, "message", "its material is not usable");
+      const rapidjson::Value* serving = json::Find(*doc, "serving");
+      if (serving == nullptr || !serving->IsObject() ||
+          json::GetString(*serving, "sha256").empty()) {
+        fail(Invalid("InvalidCertificateRef", message));
+        continue;
+      }
+      fail(Invalid("InvalidCertificateRef", message + "; the previous certificate keeps serving"),
+           /*kept=*/true);
+      material = serving;
     }
-    ResolvedCertificate cert{ns, ref.name, json::GetString(*doc, "sha256"), {}};
-    if (const rapidjson::Value* sans = json::Find(*doc, "sans"); sans && sans->IsArray()) {
+    ResolvedCertificate cert{ns, ref.name, json::GetString(*material, "sha256"), {}};
+    if (const rapidjson::Value* sans = json::Find(*material, "sans"); sans && sans->IsArray()) {
       for (const auto& san : sans->GetArray()) {
         if (san.IsString()) cert.sans.emplace_back(san.GetString(), san.GetStringLength());
       }

@@ -3,6 +3,10 @@
 // ReferenceGrant when it crosses namespaces, exist, be of type kubernetes.io/tls and carry usable
 // material (the Secret plugin checked it with OpenSSL). The reasons are the Gateway API's:
 // RefNotPermitted for a forbidden cross-namespace reference, InvalidCertificateRef otherwise.
+// A Secret whose new material is unusable but whose previous material still serves (its
+// export's "serving") is reported (InvalidCertificateRef, saying the previous certificate keeps
+// serving) and keeps its place with the previous material's sha256, so the listener stays
+// programmed with the certificate it served.
 // Threading: stateless; reads go through the caller's ProcessContext (recorded by the host).
 #ifndef PORTICO_PLUGINS_GATEWAY_CERTIFICATES_H_
 #define PORTICO_PLUGINS_GATEWAY_CERTIFICATES_H_
@@ -31,6 +35,9 @@ struct ResolvedCertificate {
 struct CertificateResolution {
   std::vector<ResolvedCertificate> certificates;
   std::optional<sdk::Condition> failure;
+  // only_kept: every failure is a Secret whose previous material keeps serving (the listener can
+  // still be programmed).
+  bool only_kept = true;
 };
 
 CertificateResolution ResolveCertificates(const Listener& listener, const sdk::ObjectRef& gateway,

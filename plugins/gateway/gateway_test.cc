@@ -395,6 +395,30 @@ TEST_F(plugin_gateway, HttpsListenersResolveTheirCertificates) {
   EXPECT_EQ(out.export_json->find("sha256"), std::string::npos);
 }
 
+TEST_F(plugin_gateway, ASecretTurnedUnusableKeepsThePreviousCertificateServing) {
+  ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
+  sdk::testing::TestCertificate cert = Certificate({"*.org", "*.wildcard.org"});
+  ProcessOutcome secret =
+      host_.Apply(TlsSecret("gateway-conformance-infra", "tls-validity-checks-certificate", cert));
+  ASSERT_TRUE(secret.ok()) << secret.status;
+  const std::string sha256 = json::GetString(*json::Parse(*secret.export_json), "sha256");
+
+  // The same Secret with the key of another certificate.
+  sdk::testing::TestCertificate other = Certificate({"other.org"});
+  secret = host_.Apply(TlsSecret("gateway-conformance-infra", "tls-validity-checks-certificate",
+                                 {cert.cert_pem, other.key_pem}));
+  ASSERT_TRUE(secret.ok()) << secret.status;
+  ProcessOutcome out = Gateway(kHttps);
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https", "ResolvedRefs"),
+            "False/InvalidCertificateRef");
+  EXPECT_THAT(*out.status_json, HasSubstr("the previous certificate keeps serving"));
+  // Still served with the previous material, so still programmed.
+  EXPECT_EQ(ListenerCondition(*out.status_json, "https", "Programmed"), "Unknown/Pending");
+  EXPECT_THAT(*out.synced,
+              HasSubstr(R"("name":"tls-validity-checks-certificate"},"sha256":")" + sha256 + "\""));
+}
+
 TEST_F(plugin_gateway, HttpsListenersWithOverlappingHostnamesAreFlagged) {
   ASSERT_TRUE(host_.Apply(kGatewayClass).ok());
   ProcessOutcome out = Gateway(kHttps);

@@ -139,7 +139,8 @@ std::vector<ListenerResult> ResolveListeners(const GatewaySpec& spec, const sdk:
       r.certificates = std::move(certs.certificates);
       if (certs.failure) {
         r.resolved = *certs.failure;  // a certificate problem outweighs a route kind problem
-        r.certificates_usable = false;
+        // Previous material that keeps serving keeps the listener programmed.
+        r.certificates_usable = certs.only_kept && !r.certificates.empty();
       } else if (r.certificates.empty()) {
         // tls.options without certificateRefs: nothing Portico can serve with.
         r.resolved = {"ResolvedRefs", "False", "InvalidCertificateRef",

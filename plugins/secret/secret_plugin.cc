@@ -22,7 +22,10 @@
 //
 // Synced view (only when there is usable material): {"keyPair": <certificate.v1 keyPair entry> (a
 // valid kubernetes.io/tls pair), "ca": <certificate.v1 ca entry> (a usable "ca.crt")}; the gateway
-// handler stages them as cert/<ns>/<name> and ca/<ns>/<name>.
+// handler stages them as cert/<ns>/<name> and ca/<ns>/<name>. When a new version's material is
+// unusable, the entries of the previous synced view (ProcessContext::PreviousSynced) are synced
+// again, so gateways keep serving what they served; the export then names it ("serving":
+// {sha256, sans} for a key pair, "ca.servingSha256") and the status says it keeps serving.
 // Threading: stateless; process() may run concurrently for different Secrets.
 #include <map>
 #include <optional>
@@ -167,6 +170,25 @@ Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proc
   std::optional<x509::CaBundle> ca;
   if (keys.count("ca.crt") > 0) ca = CheckCaBundle(ca_pem);
 
+  // Material that became unusable keeps what this Secret served before (the previous synced
+  // view's entries), so that gateways go on serving it while the status says why the new one
+  // is refused. Without a previous view (never valid, or a restarted controller) nothing is
+  // served.
+  std::optional<rapidjson::Document> previous;
+  if ((tls && !tls->valid) || (ca && !ca->valid)) {
+    if (std::optional<std::string> text = ctx.PreviousSynced()) {
+      auto parsed = json::Parse(*text, "previous synced view");
+      if (parsed.ok()) previous = std::move(*parsed);
+    }
+  }
+  auto kept = [&](const char* part) -> const rapidjson::Value* {
+    if (!previous) return nullptr;
+    const rapidjson::Value* entry = json::Find(*previous, part);
+    return entry != nullptr && entry->IsObject() ? entry : nullptr;
+  };
+  const rapidjson::Value* kept_pair = tls && !tls->valid ? kept("keyPair") : nullptr;
+  const rapidjson::Value* kept_ca = ca && !ca->valid ? kept("ca") : nullptr;
+
   sdk::JsonWriter e;
   e.BeginObject().Field("type", type).Key("keys").BeginArray();
   for (const auto& key : keys) e.String(key);
@@ -179,18 +201,31 @@ Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proc
     e.EndArray();
     e.Field("notBeforeUnixMs", tls->not_before_unix_ms);
     e.Field("notAfterUnixMs", tls->not_after_unix_ms);
+    if (kept_pair != nullptr) {
+      // What gateways still serve: {sha256, sans} of the previous key pair.
+      e.Key("serving").BeginObject().Field("sha256", json::GetString(*kept_pair, "sha256"));
+      e.Key("sans").BeginArray();
+      if (const rapidjson::Value* sans = json::Find(*kept_pair, "sans"); sans && sans->IsArray()) {
+        for (const auto& san : sans->GetArray()) {
+          if (san.IsString()) e.String({san.GetString(), san.GetStringLength()});
+        }
+      }
+      e.EndArray().EndObject();
+    }
   }
   if (ca) {
     e.Key("ca").BeginObject().Key("valid").Bool(ca->valid);
     if (!ca->valid) {
       e.Field("reason", "InvalidCACertificate").Field("message", "ca.crt: " + ca->message);
     }
-    e.Field("sha256", ca->sha256).Field("certificates", int64_t{ca->certificates}).EndObject();
+    e.Field("sha256", ca->sha256).Field("certificates", int64_t{ca->certificates});
+    if (kept_ca != nullptr) e.Field("servingSha256", json::GetString(*kept_ca, "sha256"));
+    e.EndObject();
   }
   result.SetExport(e.EndObject().Take());
 
   const bool ca_valid = ca && ca->valid;
-  if ((tls && tls->valid) || ca_valid) {
+  if ((tls && tls->valid) || ca_valid || kept_pair != nullptr || kept_ca != nullptr) {
     const sdk::ObjectRef& ref = obj.ref();
     auto secret_ref = [&](sdk::JsonWriter& w) {
       w.Key("secretRef")
@@ -214,20 +249,27 @@ Status ProcessSecret(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proc
           .Field("notBeforeUnixMs", tls->not_before_unix_ms)
           .Field("notAfterUnixMs", tls->not_after_unix_ms)
           .EndObject();
+    } else if (kept_pair != nullptr) {
+      v.Key("keyPair").Value(*kept_pair);
     }
     if (ca_valid) {
       v.Key("ca").BeginObject().Field("entry", "ca");
       secret_ref(v);
       v.Field("sha256", ca->sha256).Field("caPem", ca_pem).EndObject();
+    } else if (kept_ca != nullptr) {
+      v.Key("ca").Value(*kept_ca);
     }
     result.SetSynced(v.EndObject().Take());
   }
 
   sdk::Condition accepted{"Accepted", "True", "Accepted", ""};
+  const std::string keeps = "; the previous material keeps serving";
   if (tls && !tls->valid) {
-    accepted = {"Accepted", "False", tls->reason, tls->message};
+    accepted = {"Accepted", "False", tls->reason,
+                tls->message + (kept_pair != nullptr ? keeps : std::string())};
   } else if (ca && !ca->valid) {
-    accepted = {"Accepted", "False", "InvalidCACertificate", "ca.crt: " + ca->message};
+    accepted = {"Accepted", "False", "InvalidCACertificate",
+                "ca.crt: " + ca->message + (kept_ca != nullptr ? keeps : std::string())};
   }
   sdk::JsonWriter s;
   s.BeginObject();

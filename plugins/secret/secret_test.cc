@@ -130,6 +130,39 @@ TEST_F(plugin_secret, SyncsOnlyDerivedMaterialAndStagesCertificateEntries) {
   EXPECT_TRUE(staged.puts.empty());
 }
 
+TEST_F(plugin_secret, UnusableNewMaterialKeepsSyncingThePreviousKeyPair) {
+  TestCertificate good = Certificate({"a.test"});
+  TestCertificate other = Certificate({"b.test"});
+  ProcessOutcome first = host_.Apply(SecretJson("kubernetes.io/tls", TlsData(good)));
+  ASSERT_TRUE(first.ok()) << first.status;
+  ASSERT_TRUE(first.synced.has_value());
+  const std::string previous_sha = Sha256(good.cert_pem, good.key_pem);
+
+  // The key of another certificate: refused, and the previous pair keeps being synced.
+  TestCertificate mismatched{good.cert_pem, other.key_pem};
+  ProcessOutcome out = host_.Apply(SecretJson("kubernetes.io/tls", TlsData(mismatched)));
+  ASSERT_TRUE(out.ok()) << out.status;
+  EXPECT_THAT(out.reads, ::testing::Contains("previous synced hit"));
+  ASSERT_TRUE(out.synced.has_value());
+  EXPECT_EQ(*out.synced, *first.synced);
+  EXPECT_THAT(*out.export_json, HasSubstr(R"("tlsValid":false)"));
+  EXPECT_THAT(*out.export_json,
+              HasSubstr(R"("serving":{"sha256":")" + previous_sha + R"(","sans":["a.test"]})"));
+  EXPECT_THAT(*out.status_json, HasSubstr("the previous material keeps serving"));
+
+  // Still unusable on the next run: what was kept stays kept.
+  ProcessOutcome again = host_.Apply(SecretJson("kubernetes.io/tls", TlsData(mismatched)));
+  ASSERT_TRUE(again.synced.has_value());
+  EXPECT_EQ(*again.synced, *first.synced);
+
+  // A Secret that was never usable has nothing to keep.
+  host_.Delete({"", "Secret", "gateway-conformance-web-backend", "certificate"});
+  ProcessOutcome fresh = host_.Apply(SecretJson("kubernetes.io/tls", TlsData(mismatched)));
+  ASSERT_TRUE(fresh.ok()) << fresh.status;
+  EXPECT_FALSE(fresh.synced.has_value());
+  EXPECT_THAT(*fresh.export_json, Not(HasSubstr("serving")));
+}
+
 TEST_F(plugin_secret, CaBundlesAreCheckedAndExportedWithoutMaterial) {
   TestCertificate ca = Certificate({});
   ProcessOutcome out =

@@ -429,8 +429,12 @@ class TlsTest(unittest.TestCase):
             condition = self.invalid_exact_material(what, words)
             self.assertEqual(condition.get("reason"), "InvalidCertificateRef", condition)
             self.assertIn("Secret %s/cert-exact" % NS, condition.get("message", ""), condition)
+            # The previous certificate keeps serving (test below), so the listener stays
+            # programmed and says so.
+            self.assertIn("previous certificate keeps serving", condition.get("message", ""),
+                          condition)
             programmed = self.listener_status("exact").get("Programmed") or {}
-            self.assertEqual(programmed.get("status"), "False", programmed)
+            self.assertEqual(programmed.get("status"), "True", programmed)
             # The other listeners are not affected.
             for other in ("any", "wild", "single"):
                 conditions = self.listener_status(other)
@@ -444,15 +448,8 @@ class TlsTest(unittest.TestCase):
             "status") == "True", 15, "listener exact ResolvedRefs=True again")
         wait_until(lambda: self.curl("exact.test")[0] == 200, 15, "exact.test to serve again")
 
-    # Finding (issue 13, Deliver 4): not met today. Invalid material makes the listener
-    # unprogrammable in plugins/gateway (ListenerResult::Programmable() is false once
-    # certificates_usable is false), so SyncedJson leaves the listener out of the Gateway's
-    # synced view, and the Secret's synced view drops the keyPair: the gateway removes the
-    # listener, and SNI exact.test falls through to the "any" listener, its certificate and its
-    # routes. Keeping the previous certificate needs the last good material to survive on the
-    # controller (the processors are stateless) or on the gateway. Remove the decorator when
-    # it is fixed (an unexpected success fails this run).
-    @unittest.expectedFailure
+    # Issue 13, Deliver 4: the Secret plugin re-syncs its previous key pair when the new one is
+    # unusable (ProcessContext::PreviousSynced), and the Gateway keeps the listener with it.
     def test_the_previous_certificate_keeps_serving_after_invalid_material(self):
         exact = self.pairs["exact"]
         for what, words in self.INVALID:

@@ -141,6 +141,12 @@ typedef struct portico_process_context {
   void (*metric_add)(void* host, portico_str name, double delta);
   /* Wall clock, milliseconds since the Unix epoch (a fake clock under test). */
   int64_t (*now_unix_ms)(void* host);
+  /* ABI 1.2 (check PORTICO_HAS_FIELD): writes the synced view this object's last successful
+   * run produced, as gateways hold it now, into `out`; 1 when there is one, 0 otherwise (never
+   * processed, nothing synced, or the host restarted). Lets a stateless processor keep serving
+   * what it served when a new version of its input is unusable (a Secret whose new key does
+   * not match its certificate keeps its previous key pair). */
+  int (*get_previous_synced)(void* host, portico_sink* out);
 } portico_process_context;
 
 /* portico_process_result: host-owned sinks for the four parts of a processing result.

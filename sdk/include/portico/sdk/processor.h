@@ -105,6 +105,17 @@ class ProcessContext {
     if (raw_->metric_add != nullptr) raw_->metric_add(raw_->host, Str(name), delta);
   }
   int64_t NowUnixMs() const { return raw_->now_unix_ms != nullptr ? raw_->now_unix_ms(raw_->host) : 0; }
+  // PreviousSynced is the synced view this object's last successful run produced (nullopt:
+  // none, or a host older than ABI 1.2). See abi.h, get_previous_synced.
+  std::optional<std::string> PreviousSynced() const {
+    if (!PORTICO_HAS_FIELD(raw_, portico_process_context, get_previous_synced) ||
+        raw_->get_previous_synced == nullptr) {
+      return std::nullopt;
+    }
+    StringSink out;
+    if (raw_->get_previous_synced(raw_->host, out.sink()) == 0) return std::nullopt;
+    return out.take();
+  }
 
  private:
   const portico_process_context* raw_;

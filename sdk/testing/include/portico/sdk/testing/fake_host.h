@@ -258,7 +258,7 @@ class FakeHost {
     }
     portico_object obj{sizeof(portico_object), out.ref.ToC(), Str(version), Str(object_text),
                        json::GetInt(*doc, "metadata.generation").value_or(1)};
-    Call call{this, &out.reads, &out.logs, k->kind, nullptr};
+    Call call{this, &out.reads, &out.logs, k->kind, nullptr, &out.ref};
     portico_process_context ctx = MakeContext(&call);
     call.ctx = &ctx;
     StringSink synced, status, export_view;
@@ -439,6 +439,7 @@ class FakeHost {
     std::vector<std::string>* logs;
     std::string kind;
     const portico_process_context* ctx;
+    const ObjectRef* object;  // the object being processed
   };
   struct TxnCall {
     FakeHost* self;
@@ -545,7 +546,8 @@ class FakeHost {
                                    &OnGetSecret,
                                    &OnLog,
                                    &OnMetricAdd,
-                                   &OnNow};
+                                   &OnNow,
+                                   &OnPreviousSynced};
   }
 
   static int OnGetExport(void* host, const portico_object_ref* ref, portico_sink* out) {
@@ -643,6 +645,17 @@ class FakeHost {
     call->self->metrics_[{std::string(View(name)), call->kind}] += delta;
   }
   static int64_t OnNow(void* host) { return static_cast<Call*>(host)->self->now_ms_; }
+
+  // OnPreviousSynced: the synced view the last successful Apply of this object stored.
+  static int OnPreviousSynced(void* host, portico_sink* out) {
+    auto* call = static_cast<Call*>(host);
+    auto it = call->self->synced_.find(*call->object);
+    call->reads->push_back(std::string("previous synced ") +
+                           (it != call->self->synced_.end() ? "hit" : "miss"));
+    if (it == call->self->synced_.end()) return 0;
+    WriteSink(out, it->second);
+    return 1;
+  }
 
   static void OnLink(void* host, const portico_object_ref* target, int type) {
     auto* out = static_cast<ProcessOutcome*>(host);
