@@ -129,7 +129,7 @@ CaResolution ResolveCas(const BackendTlsPolicySpec& spec, const std::string& ns,
 
 // Contender is another policy of the namespace as its export shows it.
 struct Contender {
-  int64_t created = kUnknownCreatedUnixMs;
+  int64_t created = sdk::kUnknownCreatedUnixMs;
   std::string name;
   std::vector<TargetRef> targets;
 };
@@ -153,7 +153,7 @@ std::vector<Contender> ListContenders(const std::string& ns, const std::string& 
     c.name = json::GetString(item, "name");
     const rapidjson::Value* e = json::Find(item, "export");
     if (c.name == self || e == nullptr || !e->IsObject()) continue;
-    c.created = json::GetInt(*e, "createdUnixMs").value_or(kUnknownCreatedUnixMs);
+    c.created = json::GetInt(*e, "createdUnixMs").value_or(sdk::kUnknownCreatedUnixMs);
     if (const rapidjson::Value* ts = json::Find(*e, "targets"); ts != nullptr && ts->IsArray()) {
       for (const auto& t : ts->GetArray()) {
         c.targets.push_back({json::GetString(t, "group"), json::GetString(t, "kind"),
@@ -183,18 +183,6 @@ void MarkConflicts(const Contender& self, const std::vector<Contender>& others,
             Describe(self.targets[i], ns) +
             " and takes precedence (the oldest by creationTimestamp, then the first by name)"};
   }
-}
-
-int64_t CreatedUnixMs(const rapidjson::Document& doc, const sdk::ObjectRef& ref, Status* error) {
-  std::string stamp = json::GetString(doc, "metadata.creationTimestamp");
-  if (stamp.empty()) return kUnknownCreatedUnixMs;
-  StatusOr<int64_t> ms = sdk::ParseTimestampUnixMs(stamp);
-  if (!ms.ok()) {
-    *error = InvalidArgumentError(ref.Display() +
-                                  ": metadata.creationTimestamp: " + ms.status().message());
-    return kUnknownCreatedUnixMs;
-  }
-  return std::max<int64_t>(*ms, 0);
 }
 
 // ---------------------------------------------------------------- writing
@@ -259,9 +247,10 @@ Status ProcessBackendTlsPolicy(const sdk::Object& obj, sdk::ProcessContext& ctx,
       ParseBackendTlsPolicy(spec_json != nullptr ? *spec_json : kEmpty);
   if (!spec.ok()) return spec.status().WithPrefix(obj.ref().Display());
   const std::string& ns = obj.ref().ns;
-  Status stamp_error;
-  const int64_t created = CreatedUnixMs(*doc, obj.ref(), &stamp_error);
-  PORTICO_RETURN_IF_ERROR(stamp_error);
+  StatusOr<int64_t> created_or =
+      sdk::CreatedUnixMs(json::GetString(*doc, "metadata.creationTimestamp"));
+  if (!created_or.ok()) return created_or.status().WithPrefix(obj.ref().Display());
+  const int64_t created = *created_or;
 
   // 1. Targets, the Gateways reaching them, the CA references, conflicts.
   std::vector<TargetResult> targets;

@@ -36,15 +36,9 @@
 #ifndef PORTICO_PLUGINS_BACKENDTLSPOLICY_PROCESS_H_
 #define PORTICO_PLUGINS_BACKENDTLSPOLICY_PROCESS_H_
 
-#include <cstdint>
-
 #include "portico/sdk/processor.h"
 
 namespace portico::plugins::backendtlspolicy {
-
-// kUnknownCreatedUnixMs stands for a policy without creationTimestamp (the controller always
-// stamps one): it ranks as the youngest.
-inline constexpr int64_t kUnknownCreatedUnixMs = 99999999999999;
 
 Status ProcessBackendTlsPolicy(const sdk::Object& obj, sdk::ProcessContext& ctx,
                                sdk::ProcessResult& result);
