@@ -75,6 +75,15 @@ TEST(TimestampTest, Rfc3339ToUnixMs) {
             "\"soon\" is not an RFC 3339 time");
 }
 
+TEST(TimestampTest, CreatedUnixMsOrdersByAge) {
+  EXPECT_EQ(*sdk::CreatedUnixMs("2023-11-14T22:13:20Z"), 1700000000000);
+  EXPECT_EQ(*sdk::CreatedUnixMs(""), sdk::kUnknownCreatedUnixMs);  // absent: the youngest
+  EXPECT_GT(sdk::kUnknownCreatedUnixMs, *sdk::CreatedUnixMs("2999-12-31T23:59:59Z"));
+  EXPECT_EQ(*sdk::CreatedUnixMs("1960-01-01T00:00:00Z"), 0);  // never below 0
+  EXPECT_EQ(sdk::CreatedUnixMs("soon").status().message(),
+            "metadata.creationTimestamp: \"soon\" is not an RFC 3339 time");
+}
+
 TEST(ManifestTest, KindSpecFromManifestEntry) {
   auto doc = json::Parse(R"({"group":"g.io","kind":"Thing","versions":["v1"],"plural":"things",
       "shortNames":["th"],"scope":"Cluster","reads":["Secret"],"capabilities":["processor","handler"],

@@ -40,6 +40,19 @@ struct CertificateResolution {
   bool only_kept = true;
 };
 
+// ResolveCertificateRef resolves one reference, named `field` in messages; nullopt, with
+// `*failure` set unless it already was, when it is unusable: reason RefNotPermitted for a
+// forbidden cross-namespace reference, `invalid_reason` for every other problem. Also used for
+// a Gateway's spec.tls.backend.clientCertificateRef (InvalidClientCertificateRef). A Secret whose
+// previous material keeps serving returns that material with `*failure` set and `*kept` true.
+std::optional<ResolvedCertificate> ResolveCertificateRef(const CertificateRef& ref,
+                                                         const std::string& field,
+                                                         const std::string& invalid_reason,
+                                                         const sdk::ObjectRef& gateway,
+                                                         sdk::ProcessContext& ctx,
+                                                         std::optional<sdk::Condition>* failure,
+                                                         bool* kept = nullptr);
+
 CertificateResolution ResolveCertificates(const Listener& listener, const sdk::ObjectRef& gateway,
                                           sdk::ProcessContext& ctx);
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "x509/ca_reference.h"
+
 namespace portico::plugins::gateway {
 namespace {
 
@@ -38,25 +40,12 @@ FrontendResolution ResolveFrontendValidation(const FrontendValidation& validatio
                                           gateway.ns + " to reference it"));
       continue;
     }
-    std::optional<std::string> exported = ctx.GetExport(target);
-    if (!exported) {
-      fail(Invalid("InvalidCACertificateRef", what + object + " does not exist"));
+    x509::CaLookup found = x509::LookUpCaCertificate({"", ref.kind, ns, ref.name}, ctx);
+    if (!found.ok()) {
+      fail(Invalid("InvalidCACertificateRef", what + found.message));
       continue;
     }
-    auto doc = json::Parse(*exported, object);
-    const rapidjson::Value* ca = doc.ok() ? json::Find(*doc, "ca") : nullptr;
-    if (ca == nullptr || !ca->IsObject()) {
-      fail(Invalid("InvalidCACertificateRef", what + object + " has no ca.crt"));
-      continue;
-    }
-    const rapidjson::Value* valid = json::Find(*ca, "valid");
-    std::string sha256 = json::GetString(*ca, "sha256");
-    if (valid == nullptr || !valid->IsBool() || !valid->GetBool() || sha256.empty()) {
-      fail(Invalid("InvalidCACertificateRef",
-                   what + object + ": " +
-                       json::GetString(*ca, "message", "its CA certificate is not usable")));
-      continue;
-    }
+    std::string sha256 = std::move(found.sha256);
     bool seen = std::any_of(out.ca_certificates.begin(), out.ca_certificates.end(),
                             [&](const ResolvedCaCertificate& c) {
                               return c.kind == ref.kind && c.ns == ns && c.name == ref.name;

@@ -104,6 +104,14 @@ Status ProcessGateway(const sdk::Object& obj, sdk::ProcessContext& ctx,
   // References (Secrets, ReferenceGrants) are resolved only for our own Gateways.
   std::vector<ListenerResult> listeners =
       ResolveListeners(*spec, obj.ref(), cls.ours ? &ctx : nullptr);
+  // spec.tls.backend.clientCertificateRef: the certificate presented to TLS backends.
+  std::optional<ResolvedCertificate> backend_certificate;
+  std::optional<sdk::Condition> backend_failure;
+  if (cls.ours && spec->backend_client_certificate) {
+    backend_certificate = ResolveCertificateRef(
+        *spec->backend_client_certificate, "spec.tls.backend.clientCertificateRef",
+        "InvalidClientCertificateRef", obj.ref(), ctx, &backend_failure);
+  }
   result.SetExport(ExportJson(*spec, listeners, cls.controller_name, cls.ours));
   if (!cls.found) {
     sdk::JsonWriter status;
@@ -124,10 +132,14 @@ Status ProcessGateway(const sdk::Object& obj, sdk::ProcessContext& ctx,
                 "GatewayClass \"" + spec->class_name + "\" is not accepted"};
   }
   if (accepted.status == "True") {
-    result.SetSynced(SyncedJson(obj, *spec, listeners));
+    result.SetSynced(
+        SyncedJson(obj, *spec, listeners, backend_certificate ? &*backend_certificate : nullptr));
     // Sync scope: a Gateway goes to gateways serving it or its class; its certificates' material
     // goes wherever it goes.
     result.LinkParent({kGroup, "GatewayClass", "", spec->class_name});
+    if (backend_certificate) {
+      result.LinkReference({"", "Secret", backend_certificate->ns, backend_certificate->name});
+    }
     // The CA bundles its programmable listeners validate client certificates against, too.
     for (const ListenerResult& l : listeners) {
       if (!l.Programmable()) continue;
@@ -141,6 +153,10 @@ Status ProcessGateway(const sdk::Object& obj, sdk::ProcessContext& ctx,
     }
   }
   std::vector<sdk::Condition> conditions{accepted, Programmed(accepted)};
+  if (spec->backend_client_certificate) {
+    conditions.push_back(
+        backend_failure.value_or(sdk::Condition{"ResolvedRefs", "True", "ResolvedRefs", ""}));
+  }
   if (auto insecure = InsecureFrontendMode(*spec)) conditions.push_back(std::move(*insecure));
   result.SetStatus(StatusJson(obj, *spec, conditions, listeners));
   return OkStatus();

@@ -17,10 +17,16 @@
 // and writes status.addresses from the gateways serving it. Listener status carries
 // attachedRoutes 0 that routes' contributions raise. InsecureFrontendValidationMode is
 // True/ConfigurationChanged when an HTTPS listener's spec.tls.frontend validation is
-// AllowInsecureFallback (absent otherwise). The synced view (listeners a gateway can serve)
+// AllowInsecureFallback (absent otherwise). With spec.tls.backend.clientCertificateRef (a
+// kubernetes.io/tls Secret, across namespaces only with a ReferenceGrant), ResolvedRefs is
+// True/ResolvedRefs, or False/InvalidClientCertificateRef (another kind or group, missing, not
+// kubernetes.io/tls, unusable material) or False/RefNotPermitted; the Gateway stays Accepted
+// and the synced view then carries no backend client certificate (absent without the field).
+// The synced view (listeners a gateway can serve)
 // exists only for an accepted Gateway of ours; the export always lists every listener. The
 // Gateway links (REFERENCE) the certificate Secrets and the CA ConfigMaps and Secrets of its
-// programmable listeners, so that their material is synced wherever it goes.
+// programmable listeners, and its backend client certificate Secret, so that their material is
+// synced wherever it goes.
 // Threading: stateless; may run concurrently for different objects.
 #ifndef PORTICO_PLUGINS_GATEWAY_PROCESS_H_
 #define PORTICO_PLUGINS_GATEWAY_PROCESS_H_

@@ -16,6 +16,20 @@ namespace {
 using sdk::FieldError;
 using sdk::RequiredString;
 
+// CopyCertificate writes the view's {secretRef: {namespace, name}, sha256} `c` (named `field`)
+// after checking its shape.
+Status CopyCertificate(sdk::JsonWriter& w, const rapidjson::Value& c, const std::string& field) {
+  if (!c.IsObject()) return FieldError(field, "must be an object");
+  const rapidjson::Value* ref = json::Find(c, "secretRef");
+  if (ref == nullptr || !ref->IsObject()) return FieldError(field + ".secretRef", "is required");
+  PORTICO_ASSIGN_OR_RETURN(std::string ns, RequiredString(*ref, "namespace", field + ".secretRef"));
+  PORTICO_ASSIGN_OR_RETURN(std::string name, RequiredString(*ref, "name", field + ".secretRef"));
+  PORTICO_ASSIGN_OR_RETURN(std::string sha256, RequiredString(c, "sha256", field));
+  w.BeginObject().Key("secretRef").BeginObject().Field("namespace", ns).Field("name", name);
+  w.EndObject().Field("sha256", sha256).EndObject();
+  return OkStatus();
+}
+
 // WriteTls writes {"mode", "certificates": [{secretRef, sha256}]} from the view's tls object.
 Status WriteTls(sdk::JsonWriter& w, const rapidjson::Value& tls, const std::string& field) {
   if (!tls.IsObject()) return FieldError(field, "must be an object");
@@ -26,15 +40,8 @@ Status WriteTls(sdk::JsonWriter& w, const rapidjson::Value& tls, const std::stri
     return FieldError(field + ".certificates", "must be an array");
   }
   for (rapidjson::SizeType i = 0; certs != nullptr && i < certs->Size(); ++i) {
-    const rapidjson::Value& c = (*certs)[i];
-    std::string sub = field + ".certificates[" + std::to_string(i) + "]";
-    const rapidjson::Value* ref = json::Find(c, "secretRef");
-    if (ref == nullptr || !ref->IsObject()) return FieldError(sub + ".secretRef", "is required");
-    PORTICO_ASSIGN_OR_RETURN(std::string ns, RequiredString(*ref, "namespace", sub + ".secretRef"));
-    PORTICO_ASSIGN_OR_RETURN(std::string name, RequiredString(*ref, "name", sub + ".secretRef"));
-    PORTICO_ASSIGN_OR_RETURN(std::string sha256, RequiredString(c, "sha256", sub));
-    w.BeginObject().Key("secretRef").BeginObject().Field("namespace", ns).Field("name", name);
-    w.EndObject().Field("sha256", sha256).EndObject();
+    PORTICO_RETURN_IF_ERROR(
+        CopyCertificate(w, (*certs)[i], field + ".certificates[" + std::to_string(i) + "]"));
   }
   w.EndArray().EndObject();
   return OkStatus();
@@ -190,6 +197,14 @@ StatusOr<std::vector<ListenerSetEntry>> TranslateGateway(const sdk::ObjectRef& r
     }
   }
 
+  // The backend client certificate (spec.tls.backend) belongs to every entry of the Gateway.
+  std::string backend_certificate;
+  if (const rapidjson::Value* c = json::Find(view, "backendClientCertificate"); c != nullptr) {
+    sdk::JsonWriter cw;
+    PORTICO_RETURN_IF_ERROR(CopyCertificate(cw, *c, "backendClientCertificate"));
+    backend_certificate = cw.Take();  // checked and normalised once, copied into every entry
+  }
+
   std::vector<ListenerSetEntry> out;
   for (const std::string& address : addresses) {
     for (const auto& [port, indexes] : by_port) {
@@ -203,6 +218,9 @@ StatusOr<std::vector<ListenerSetEntry>> TranslateGateway(const sdk::ObjectRef& r
       }
       w.EndArray();
       if (auto f = frontend.find(port); f != frontend.end()) WriteFrontendValidation(w, f->second);
+      if (!backend_certificate.empty()) {
+        w.Key("backendClientCertificate").Value(*json::Parse(backend_certificate));
+      }
       w.EndObject();
       std::string id = "gateway/" + ref.ns + "/" + ref.name + "/" + std::to_string(port);
       if (!address.empty()) id += "/" + address;

@@ -7,7 +7,10 @@
 //  - id: "gateway/<namespace>/<name>/<port>", with "/<address>" appended when the address is set;
 //  - frontendValidation: the view's entry for the port (client-certificate validation of its
 //    HTTPS listeners, spec.tls.frontend), {mode, caCertificates: [{ref, sha256}]}; absent when
-//    the port has none.
+//    the port has none;
+//  - backendClientCertificate: the view's {secretRef, sha256} (the Gateway's
+//    spec.tls.backend.clientCertificateRef, the keyPair entry's sha256), in every entry of the
+//    Gateway; absent when the view has none.
 // A view that cannot be translated (not the shape views.h writes) is nacked: the Gateway keeps
 // its last good entries and the rest of the batch applies. A delete drops every entry.
 // Threading: stateless; stage() runs on the gateway's sync thread.

@@ -69,6 +69,19 @@ Status ValidateSelector(const rapidjson::Value& selector, const std::string& fie
   return OkStatus();
 }
 
+// ParseCertificateRef reads a SecretObjectReference (group "" and kind Secret by default).
+StatusOr<CertificateRef> ParseCertificateRef(const rapidjson::Value& r, const std::string& field) {
+  CertificateRef ref{json::GetString(r, "group"), json::GetString(r, "kind", "Secret"),
+                     json::GetString(r, "namespace"), json::GetString(r, "name")};
+  if (!sdk::names::IsDnsSubdomain(ref.name)) {
+    return FieldError(field + ".name", Quoted(ref.name) + " is not a valid name");
+  }
+  if (!ref.ns.empty() && !sdk::names::IsDnsLabel(ref.ns)) {
+    return FieldError(field + ".namespace", Quoted(ref.ns) + " is not a valid namespace");
+  }
+  return ref;
+}
+
 Status ParseTls(const rapidjson::Value& tls, const std::string& field, Listener& l) {
   if (!tls.IsObject()) return FieldError(field, "must be an object");
   l.has_tls = true;
@@ -80,14 +93,7 @@ Status ParseTls(const rapidjson::Value& tls, const std::string& field, Listener&
     for (rapidjson::SizeType j = 0; j < refs->Size(); ++j) {
       const rapidjson::Value& r = (*refs)[j];
       std::string sub = field + ".certificateRefs[" + std::to_string(j) + "]";
-      CertificateRef ref{json::GetString(r, "group"), json::GetString(r, "kind", "Secret"),
-                         json::GetString(r, "namespace"), json::GetString(r, "name")};
-      if (!sdk::names::IsDnsSubdomain(ref.name)) {
-        return FieldError(sub + ".name", Quoted(ref.name) + " is not a valid name");
-      }
-      if (!ref.ns.empty() && !sdk::names::IsDnsLabel(ref.ns)) {
-        return FieldError(sub + ".namespace", Quoted(ref.ns) + " is not a valid namespace");
-      }
+      PORTICO_ASSIGN_OR_RETURN(CertificateRef ref, ParseCertificateRef(r, sub));
       l.certificate_refs.push_back(std::move(ref));
     }
   }
@@ -338,6 +344,14 @@ StatusOr<GatewaySpec> ParseGateway(const rapidjson::Value& spec) {
   }
   PORTICO_RETURN_IF_ERROR(ParseAddresses(spec, out));
   PORTICO_RETURN_IF_ERROR(ParseFrontend(spec, out));
+  if (const rapidjson::Value* ref = json::FindPath(spec, "tls.backend.clientCertificateRef");
+      ref != nullptr && !ref->IsNull()) {
+    if (!ref->IsObject()) {
+      return FieldError("spec.tls.backend.clientCertificateRef", "must be an object");
+    }
+    PORTICO_ASSIGN_OR_RETURN(out.backend_client_certificate,
+                             ParseCertificateRef(*ref, "spec.tls.backend.clientCertificateRef"));
+  }
   if (const rapidjson::Value* p = json::FindPath(spec, "infrastructure.parametersRef");
       p != nullptr && p->IsObject()) {
     std::string group = json::GetString(*p, "group");

@@ -3,8 +3,9 @@
 //
 // ParseGateway applies the API's defaults (tls.mode Terminate, allowedRoutes.namespaces.from
 // Same, allowedRoutes.kinds group gateway.networking.k8s.io, certificateRef group "" and kind
-// Secret, address type IPAddress, spec.tls.frontend validation mode AllowValidOnly), upper-cases
-// the core protocols (they are case-insensitive) and returns errors that name the field
+// Secret (also for spec.tls.backend.clientCertificateRef), address type IPAddress,
+// spec.tls.frontend validation mode AllowValidOnly), upper-cases the core protocols (they are
+// case-insensitive) and returns errors that name the field
 // ("spec.listeners[1].name: duplicate listener name
 // \"http\""); the caller prefixes the object. The model owns copies of its strings, except
 // `selector`, which points into the parsed object and lives as long as it.
@@ -88,6 +89,8 @@ struct GatewaySpec {
   std::vector<Address> addresses;
   std::string parameters_ref;  // spec.infrastructure.parametersRef as "Kind.group name", if any
   FrontendTls frontend;        // spec.tls.frontend (client-certificate validation)
+  // spec.tls.backend.clientCertificateRef: the certificate presented to backends over TLS.
+  std::optional<CertificateRef> backend_client_certificate;
 };
 
 // ParseGateway validates a Gateway's spec into the model.

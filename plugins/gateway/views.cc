@@ -14,10 +14,16 @@ void WriteKinds(sdk::JsonWriter& w, const std::vector<GroupKind>& kinds) {
   w.EndArray();
 }
 
+void WriteCertificate(sdk::JsonWriter& w, const ResolvedCertificate& c) {
+  w.BeginObject().Key("secretRef").BeginObject().Field("namespace", c.ns);
+  w.Field("name", c.name).EndObject().Field("sha256", c.sha256).EndObject();
+}
+
 }  // namespace
 
 std::string SyncedJson(const sdk::Object& obj, const GatewaySpec& spec,
-                       const std::vector<ListenerResult>& listeners) {
+                       const std::vector<ListenerResult>& listeners,
+                       const ResolvedCertificate* backend_certificate) {
   sdk::JsonWriter w;
   w.BeginObject().Key("metadata").BeginObject().Field("name", obj.ref().name);
   w.Field("namespace", obj.ref().ns).Field("generation", obj.generation()).EndObject();
@@ -30,10 +36,7 @@ std::string SyncedJson(const sdk::Object& obj, const GatewaySpec& spec,
     if (!l.hostname.empty()) w.Field("hostname", l.hostname);
     if (l.protocol == "HTTPS") {
       w.Key("tls").BeginObject().Field("mode", l.tls_mode).Key("certificates").BeginArray();
-      for (const ResolvedCertificate& c : r.certificates) {
-        w.BeginObject().Key("secretRef").BeginObject().Field("namespace", c.ns);
-        w.Field("name", c.name).EndObject().Field("sha256", c.sha256).EndObject();
-      }
+      for (const ResolvedCertificate& c : r.certificates) WriteCertificate(w, c);
       w.EndArray().EndObject();
     }
     w.Key("routeKinds");
@@ -66,6 +69,10 @@ std::string SyncedJson(const sdk::Object& obj, const GatewaySpec& spec,
       w.EndArray().EndObject();
     }
     w.EndArray();
+  }
+  if (backend_certificate != nullptr) {
+    w.Key("backendClientCertificate");
+    WriteCertificate(w, *backend_certificate);
   }
   return w.EndObject().Take();
 }

@@ -2,7 +2,9 @@
 //  - synced (to gateways): metadata, class, the listeners a gateway can serve with their
 //    certificates as {secretRef, sha256} (never material), supported route kinds, addresses,
 //    and, when some port's HTTPS listeners validate client certificates, "frontendValidation":
-//    [{port, mode, caCertificates: [{ref: {kind, namespace, name}, sha256}]}] by ascending port;
+//    [{port, mode, caCertificates: [{ref: {kind, namespace, name}, sha256}]}] by ascending port,
+//    and "backendClientCertificate": {secretRef, sha256} when the Gateway's
+//    spec.tls.backend.clientCertificateRef resolved;
 //  - export (for routes and policies): whether the Gateway is Portico's, every listener with
 //    its port, protocol, hostname, validity and resolved allowedRoutes (namespaces.from, the
 //    selector as a label selector string, supported kinds);
@@ -21,8 +23,10 @@
 
 namespace portico::plugins::gateway {
 
+// `backend_certificate`: the resolved spec.tls.backend.clientCertificateRef, or null.
 std::string SyncedJson(const sdk::Object& obj, const GatewaySpec& spec,
-                       const std::vector<ListenerResult>& listeners);
+                       const std::vector<ListenerResult>& listeners,
+                       const ResolvedCertificate* backend_certificate);
 
 std::string ExportJson(const GatewaySpec& spec, const std::vector<ListenerResult>& listeners,
                        const std::string& controller_name, bool ours);

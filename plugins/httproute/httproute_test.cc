@@ -258,7 +258,11 @@ TEST_F(plugin_httproute, SimpleRouteIsNormalisedAttachedAndCounted) {
             R"("group":"","kind":"Service","namespace":"gateway-conformance-infra","weight":1,)"
             R"("key":"gateway-conformance-infra/infra-backend-v1:8080"}],)"
             R"("matches":[{"path":{"type":"PathPrefix","value":"/"}}]}]})");
-  EXPECT_EQ(out.export_json, R"({"parentRefs":[)" + parent + R"(],"hostnames":[]})");
+  EXPECT_EQ(out.export_json, R"({"parentRefs":[)" + parent +
+                                 R"(],"hostnames":[],"backends":[{"namespace":)"
+                                 R"("gateway-conformance-infra","name":"infra-backend-v1",)"
+                                 R"("port":8080}],"gateways":[{"namespace":)"
+                                 R"("gateway-conformance-infra","name":"same-namespace"}]})");
   EXPECT_EQ(out.status_json,
             R"({"parents":[{"parentRef":)" + parent +
                 R"(,"controllerName":"portico.io/gateway-controller","conditions":[)"

@@ -96,7 +96,32 @@ std::string SyncedJson(const sdk::Object& obj, const rapidjson::Value& spec,
   return w.EndObject().Take();
 }
 
-std::string ExportJson(const rapidjson::Value& spec) {
+// BackendKeys are the resolved backend keys ("<namespace>/<service>:<port>") of the kept rules:
+// their backendRefs and RequestMirror backends, each once, sorted.
+std::set<std::string> BackendKeys(const rapidjson::Value& rules, const RuleSupport& support) {
+  std::set<std::string> keys;
+  auto add = [&](const rapidjson::Value& ref) {
+    if (std::string key = json::GetString(ref, "key"); !key.empty()) keys.insert(key);
+  };
+  for (rapidjson::SizeType i = 0; i < rules.Size(); ++i) {
+    if (!support.kept[i]) continue;
+    if (const rapidjson::Value* refs = Array(rules[i], "backendRefs")) {
+      for (const auto& ref : refs->GetArray()) add(ref);
+    }
+    if (const rapidjson::Value* filters = Array(rules[i], "filters")) {
+      for (const auto& f : filters->GetArray()) {
+        if (const rapidjson::Value* ref = json::FindPath(f, "requestMirror.backendRef")) add(*ref);
+      }
+    }
+  }
+  return keys;
+}
+
+// ExportJson: the normalized parentRefs and hostnames, the Services the kept rules send to
+// ("backends") and the Gateways that accepted the route ("gateways"), which policies on
+// Services (BackendTLSPolicy) read to find the Gateways their Services are reached through.
+std::string ExportJson(const rapidjson::Value& spec, const std::vector<ParentResult>& parents,
+                       const RuleSupport& support) {
   sdk::JsonWriter w;
   w.BeginObject();
   for (const char* key : {"parentRefs", "hostnames"}) {
@@ -107,6 +132,24 @@ std::string ExportJson(const rapidjson::Value& spec) {
       w.BeginArray().EndArray();
     }
   }
+  w.Key("backends").BeginArray();
+  for (const std::string& key : BackendKeys(spec["rules"], support)) {
+    size_t slash = key.find('/'), colon = key.rfind(':');
+    if (slash == std::string::npos || colon == std::string::npos || colon < slash) continue;
+    w.BeginObject().Field("namespace", key.substr(0, slash));
+    w.Field("name", key.substr(slash + 1, colon - slash - 1));
+    w.Field("port", static_cast<int64_t>(std::stoll(key.substr(colon + 1)))).EndObject();
+  }
+  w.EndArray().Key("gateways").BeginArray();
+  std::set<sdk::ObjectRef> seen;
+  for (const ParentResult& p : parents) {
+    if (p.attachment.accepted.status != "True" || !seen.insert(p.attachment.gateway).second) {
+      continue;
+    }
+    w.BeginObject().Field("namespace", p.attachment.gateway.ns);
+    w.Field("name", p.attachment.gateway.name).EndObject();
+  }
+  w.EndArray();
   return w.EndObject().Take();
 }
 
@@ -179,7 +222,7 @@ Status ProcessRoute(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::Proce
 
   result.SetStatus(status.EndArray().EndObject().Take());
   if (any_accepted) result.SetSynced(SyncedJson(obj, spec, parents, support));
-  result.SetExport(ExportJson(spec));
+  result.SetExport(ExportJson(spec, parents, support));
   return OkStatus();
 }
 

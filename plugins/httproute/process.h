@@ -12,7 +12,10 @@
 //    parents as {gateway {namespace, name}, listener, hostnames (the intersection)}, and the
 //    kept rules (with "index", their position in spec.rules) with every backendRef and mirror
 //    annotated by backends.h ("key" or "invalid") and ExtensionRef filters by "resolved";
-//  - export: the normalized parentRefs and hostnames.
+//  - export: the normalized parentRefs and hostnames, "backends" (the resolved Services of the
+//    kept rules' backendRefs and mirrors: [{namespace, name, port}], each once, sorted) and
+//    "gateways" (the Gateways whose parent accepted the route: [{namespace, name}]), which
+//    BackendTLSPolicy reads to find the Gateways reaching its Services.
 // Threading: stateless; may run concurrently for different routes.
 #ifndef PORTICO_PLUGINS_HTTPROUTE_PROCESS_H_
 #define PORTICO_PLUGINS_HTTPROUTE_PROCESS_H_

@@ -315,15 +315,10 @@ Status ProcessTlsPolicy(const sdk::Object& obj, sdk::ProcessContext& ctx,
   StatusOr<TlsPolicySpec> spec = ParseTlsPolicy(spec_json != nullptr ? *spec_json : kEmpty);
   if (!spec.ok()) return spec.status().WithPrefix(obj.ref().Display());
   const std::string& ns = obj.ref().ns;
-  int64_t created = kUnknownCreatedUnixMs;
-  if (std::string stamp = json::GetString(*doc, "metadata.creationTimestamp"); !stamp.empty()) {
-    StatusOr<int64_t> ms = sdk::ParseTimestampUnixMs(stamp);
-    if (!ms.ok()) {
-      return InvalidArgumentError(obj.ref().Display() +
-                                  ": metadata.creationTimestamp: " + ms.status().message());
-    }
-    created = std::max<int64_t>(*ms, 0);
-  }
+  StatusOr<int64_t> created_or =
+      sdk::CreatedUnixMs(json::GetString(*doc, "metadata.creationTimestamp"));
+  if (!created_or.ok()) return created_or.status().WithPrefix(obj.ref().Display());
+  const int64_t created = *created_or;
 
   // 1. What does not depend on other policies: targets, ALPN, Secrets.
   std::vector<sdk::Condition> accepted;

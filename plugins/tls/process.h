@@ -31,12 +31,12 @@
 #include <cstdint>
 
 #include "portico/sdk/processor.h"
+#include "portico/sdk/timestamp.h"
 
 namespace portico::plugins::tls {
 
-// kUnknownCreatedUnixMs stands for a policy without creationTimestamp (the controller always
-// stamps one): it ranks as the youngest.
-inline constexpr int64_t kUnknownCreatedUnixMs = 99999999999999;
+// A policy without creationTimestamp ranks as the youngest (sdk/timestamp.h).
+using sdk::kUnknownCreatedUnixMs;
 
 Status ProcessTlsPolicy(const sdk::Object& obj, sdk::ProcessContext& ctx,
                         sdk::ProcessResult& result);

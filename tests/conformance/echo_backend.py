@@ -26,8 +26,13 @@ And the "HTTP echo extras" of extended/README.md (echo-basic v0.1.0):
   - /ws: an RFC 6455 WebSocket echo (golang.org/x/net/websocket upstream): the handshake needs
     an Origin header that parses as a URL (else 403), then every data frame comes back as it was
     received (pings answered, a close echoed) until the client closes.
-Not implemented: the h2c (3001) listener and the HTTPS (8443) listener's "tls" JSON field of the
-extended contract; EchoPod(..., ssl=context) serves the same handler over TLS.
+  - HTTPS (the 8443 listener of the extended contract): EchoPod(..., ssl=tls_server_context(...))
+    serves the same handler over TLS (HTTP/1.1; ALPN http/1.1), and the JSON then has "tls":
+    {version, serverName (the SNI received, "" if none), negotiatedProtocol (omitted if none),
+    cipherSuite, peerCertificates (PEM of the client certificate presented; omitted if none)};
+    with a client CA the server requests a client certificate, verifies it when one is sent and
+    accepts connections without one (Go's tls.VerifyClientCertIfGiven).
+Not implemented: the h2c (3001) listener.
 
 The WebSocket frame codec (websocket_accept, websocket_frame, websocket_frame_parser and the
 drivers read_websocket_frame / parse_websocket_frame) serves the runner's client side too.
@@ -54,6 +59,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -95,6 +101,40 @@ def canonical_header_key(name):
                        for c in name):
         return name
     return "-".join(p[:1].upper() + p[1:].lower() for p in name.split("-"))
+
+
+def tls_server_context(certfile, keyfile, client_ca_pem=None):
+    """The server side of an HTTPS echo pod: the certificate chain and key in those files, TLS
+    1.2+, ALPN http/1.1; with `client_ca_pem` (PEM text) a client certificate is requested and
+    verified when one is sent (connections without one are accepted). The SNI each connection
+    received is kept on its SSLObject for tls_info."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(certfile, keyfile)
+    context.set_alpn_protocols(["http/1.1"])
+    if client_ca_pem:
+        context.load_verify_locations(cadata=client_ca_pem)
+        context.verify_mode = ssl.CERT_OPTIONAL
+
+    def remember_sni(ssl_object, server_name, _context):
+        ssl_object.portico_server_name = server_name or ""
+    context.sni_callback = remember_sni
+    return context
+
+
+def tls_info(ssl_object):
+    """The echo JSON's "tls" object for a connection (None on plain HTTP)."""
+    if ssl_object is None:
+        return None
+    info = {"version": ssl_object.version() or "",
+            "serverName": getattr(ssl_object, "portico_server_name", ""),
+            "cipherSuite": (ssl_object.cipher() or ("",))[0]}
+    if ssl_object.selected_alpn_protocol():
+        info["negotiatedProtocol"] = ssl_object.selected_alpn_protocol()
+    peer = ssl_object.getpeercert(binary_form=True)
+    if peer:
+        info["peerCertificates"] = [ssl.DER_cert_to_PEM_cert(peer)]
+    return info
 
 
 class EchoPod:
@@ -344,6 +384,7 @@ class EchoServers:
                    if p.namespace == namespace and p.deployment() == deployment)
 
     async def _handle(self, pod, reader, writer):
+        tls = tls_info(writer.get_extra_info("ssl_object"))
         try:
             while True:
                 try:
@@ -366,7 +407,7 @@ class EchoServers:
                     await self._websocket(reader, writer, headers)
                     return
                 keep_alive = self._keep_alive(proto, headers)
-                answer = await self._answer(pod, method, target, proto, headers)
+                answer = await self._answer(pod, method, target, proto, headers, tls)
                 # Counted before the answer is written, so a client that has read the answer
                 # always sees it counted.
                 pod.requests += 1
@@ -396,16 +437,16 @@ class EchoServers:
             return "keep-alive" in tokens
         return "close" not in tokens
 
-    async def _answer(self, pod, method, target, proto, headers):
+    async def _answer(self, pod, method, target, proto, headers, tls=None):
         """(status, headers, body) of a request, or None to reset the connection."""
         parts = urllib.parse.urlsplit(target)
         params = urllib.parse.parse_qs(parts.query)
         if parts.path.startswith("/retry/"):
             async with self._retry_lock:
-                return await self._retry(pod, method, target, proto, headers, params)
-        return await self._echo(pod, method, target, proto, headers, params)
+                return await self._retry(pod, method, target, proto, headers, params, tls)
+        return await self._echo(pod, method, target, proto, headers, params, tls)
 
-    async def _retry(self, pod, method, target, proto, headers, params):
+    async def _retry(self, pod, method, target, proto, headers, params, tls=None):
         """The /retry/ endpoint (the caller holds the retry lock)."""
         uuid = _first(params, "uuid")
         if not uuid:
@@ -420,13 +461,13 @@ class EchoServers:
             return _plain_error(400, "invalid /retry/ parameters: %s" % e)
         failed = self._retry_failures.get(uuid, 0)
         if failed >= succeed_after:
-            return await self._echo(pod, method, target, proto, headers, params)
+            return await self._echo(pod, method, target, proto, headers, params, tls)
         self._retry_failures[uuid] = failed + 1
         if delay > 0:
             await asyncio.sleep(delay)
         return None if code is None else (code, [], b"")
 
-    async def _echo(self, pod, method, target, proto, headers, params):
+    async def _echo(self, pod, method, target, proto, headers, params, tls=None):
         pod.note(target)
         delay = params.get("delay")
         if delay:
@@ -448,6 +489,8 @@ class EchoServers:
         body = {"path": target, "host": host, "method": method, "proto": proto,
                 "headers": echoed, "namespace": pod.namespace, "ingress": "", "service": "",
                 "pod": pod.pod, "httpPort": str(pod.port)}
+        if tls is not None:
+            body["tls"] = tls
         return 200, JSON_HEADERS + _echo_set_headers(headers), json.dumps(body).encode()
 
     async def _websocket(self, reader, writer, headers):

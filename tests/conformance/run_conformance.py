@@ -36,11 +36,15 @@ manifests, echo backends, generated Secrets and CA ConfigMaps), and nothing is s
 this runner implements of extended/README.md: the `ws` scheme (RFC 6455 handshake and echoes),
 request.uniqueQueryParam, expect.mirroredTo and mirrorDistribution (read from the echo
 backends' request record), responseHeadersAnyOf, ignoreWhitespace, the non-echo rule for 200/204
-answers, every check of its section 5 and the patch/create actions; the echo backend's /retry/
-and /ws endpoints and request record. A file needing what the runner or the gateway cannot do
-yet (unsupported_reason: backend client certificates,
-BackendTLSPolicy, GRPCRoute, TLSRoute, TCPRoute, UDPRoute, ListenerSet, h2c, HTTP/2, test-local
-echo backends) fails at once with that reason,
+answers, backendRequest.sni and backendRequest.clientCertificate (from the echoed "tls": the
+SNI the backend received, the client certificate the gateway presented, compared as DER),
+every check of its section 5 and the patch/create actions; the echo backend's /retry/ and /ws
+endpoints, request record and HTTPS listener (httpsContainerPort with tlsServingSecret, client
+certificates verified against tlsClientCAConfigMap when set). A file's own echoBackends (HTTP
+echo only) are started for that file, on addresses of their own per run slot
+(plan_local_pods). A file needing what the runner or the gateway cannot do yet
+(unsupported_reason: GRPCRoute, TLSRoute, TCPRoute, UDPRoute, ListenerSet, h2c, HTTP/2,
+test-local echo backends of another server kind) fails at once with that reason,
 without starting anything (--try-unsupported runs it anyway; its unsupported cases then fail
 with their reason). Only HTTP echo backends are started: the grpc, tcp and dns stand-ins of
 extended/_base.json are not (said in a NOTE line), so namespacesReady checks the stand-ins
@@ -109,8 +113,11 @@ USER_AGENT = "Go-http-client/1.1"  # what upstream's client sends
 
 
 class Pod:
-    """One echo backend replica of _base.json echoBackends (`served`: an HTTP echo runs for it;
-    the grpc, tcp and dns servers of extended/_base.json are not implemented)."""
+    """One echo backend replica of an echoBackends entry (`served`: an HTTP echo runs for it;
+    the grpc, tcp and dns servers of extended/_base.json are not implemented). With
+    `httpsContainerPort` and `tlsServingSecret` it also serves HTTPS there (`https_port`), with
+    that Secret's certificate, verifying client certificates against `tlsClientCAConfigMap`'s
+    ca.crt when set (extended/README.md, echo backend contract)."""
 
     def __init__(self, backend, index, replica):
         self.deployment = backend["name"]
@@ -119,6 +126,9 @@ class Pod:
         self.port = backend.get("httpContainerPort", 3000)
         self.server = backend.get("server", "http")
         self.served = self.server == "http"
+        self.tls_secret = backend.get("tlsServingSecret")
+        self.https_port = backend.get("httpsContainerPort") if self.tls_secret else None
+        self.client_ca = backend.get("tlsClientCAConfigMap")
         digest = hashlib.sha1(self.deployment.encode()).hexdigest()
         self.name = "%s-%s-r%04d" % (self.deployment, digest[:8], replica)
         self.v4 = "127.0.%d.%d" % (2 + index, 1 + replica)
@@ -128,6 +138,38 @@ class Pod:
 def plan_pods(base):
     return [Pod(b, i, r) for i, b in enumerate(base.get("echoBackends", []))
             for r in range(b.get("replicas", 1))]
+
+
+# Test-local echo backends (a file's echoBackends) get the addresses 127.0.<2+index>.<1+r> from
+# this index on, LOCAL_PODS_PER_SLOT per run slot, so files running in parallel never share one.
+LOCAL_POD_INDEX, LOCAL_PODS_PER_SLOT = 100, 8
+
+
+def plan_local_pods(test, slot):
+    """The Pods of a file's own echoBackends (run for that file only)."""
+    backends = test.get("echoBackends", [])
+    if len(backends) > LOCAL_PODS_PER_SLOT:
+        raise RuntimeError("more than %d test-local echo backends" % LOCAL_PODS_PER_SLOT)
+    return [Pod(b, LOCAL_POD_INDEX + slot * LOCAL_PODS_PER_SLOT + i, r)
+            for i, b in enumerate(backends) for r in range(b.get("replicas", 1))]
+
+
+def echo_pods(pods, material, ipv6=False):
+    """The echo_backend.EchoPods serving `pods`: HTTP on each served pod's port (and its IPv6
+    address with `ipv6`), HTTPS on its https_port with its tlsServingSecret when `material` (a
+    TlsMaterial) holds that Secret."""
+    out = []
+    for p in (p for p in pods if p.served):
+        out.append(echo_backend.EchoPod(p.v4, p.port, p.namespace, p.name))
+        if ipv6:
+            out.append(echo_backend.EchoPod(p.v6, p.port, p.namespace, p.name))
+        if p.https_port and material is not None and material.has_secret(p.tls_secret):
+            client_ca = material.config_map_value(p.client_ca, "ca.crt") if p.client_ca else None
+            context = echo_backend.tls_server_context(*material.client_files(p.tls_secret),
+                                                      client_ca_pem=client_ca)
+            out.append(echo_backend.EchoPod(p.v4, p.https_port, p.namespace, p.name,
+                                            ssl=context))
+    return out
 
 
 def gateway_addresses(base, test, slot):
@@ -198,17 +240,10 @@ UNSUPPORTED_FEATURES = {
     "TCPRoute": "TCPRoute kind not implemented (no TCP listeners)",
     "UDPRoute": "UDPRoute kind not implemented (no UDP listeners)",
     "ListenerSet": "ListenerSet kind not implemented",
-    "BackendTLSPolicy": "BackendTLSPolicy kind not implemented (no TLS to backends: TLS issue)",
-    # The runner implements what these files need (request.clientCertificate, expect.failure
-    # "connection", clientCertificateRequested); the gateway does not validate client
-    # certificates yet. Delete this entry when it does.
-    "GatewayBackendClientCertificate":
-        "needs TLS to backends with a client certificate (TLS issue)",
     "HTTPRouteBackendProtocolH2C":
         "h2c (cleartext HTTP/2) not implemented by the runner, the echo backend or the gateway",
 }
-UNSUPPORTED_KINDS = ("GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute", "ListenerSet",
-                     "BackendTLSPolicy")
+UNSUPPORTED_KINDS = ("GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute", "ListenerSet")
 UNSUPPORTED_SCHEMES = {
     "grpc": "scheme grpc: the runner has no gRPC client (GRPCRoute not implemented)",
     "tls": "scheme tls: needs TLS listeners (TLSRoute not implemented)",
@@ -284,10 +319,11 @@ def unsupported_reason(test, h2_over_http1=False):
     for action in (a for _, _, actions, _ in phases for a in actions):
         if action.get("op") not in SUPPORTED_ACTIONS:
             return "action %s not implemented by the runner" % action.get("op")
-    if test.get("echoBackends"):
-        return "test-local echo backends (%s) are not started by the runner" % ", ".join(
-            "%s/%s (%s)" % (b["namespace"], b["name"], b.get("server", "http"))
-            for b in test["echoBackends"])
+    others = [b for b in test.get("echoBackends", []) if b.get("server", "http") != "http"]
+    if others:
+        return "test-local echo backends (%s): the runner has only the HTTP echo server" % (
+            ", ".join("%s/%s (%s)" % (b["namespace"], b["name"], b.get("server", "http"))
+                      for b in others))
     return None
 
 
@@ -408,6 +444,22 @@ class TlsMaterial:
                                          (obj.get("data") or {}).items()}
         self.files = {}
         self.lock = threading.Lock()
+
+    def has_secret(self, name):
+        return name in self.secrets
+
+    def config_map_value(self, name, key):
+        """A generated ConfigMap's data value (text); KeyError when there is none."""
+        if name not in self.config_maps or key not in self.config_maps[name]:
+            raise KeyError("ConfigMap %s[%s] is not among the generated objects" % (name, key))
+        return self.config_maps[name][key].decode()
+
+    def certificate_der(self, name):
+        """The DER of the (first) certificate in the generated Secret `name`'s tls.crt."""
+        secret = self.secrets.get(name)
+        if not secret or "tls.crt" not in secret:
+            raise KeyError("Secret %s is not among the generated Secrets" % name)
+        return ssl.PEM_cert_to_DER_cert(secret["tls.crt"].decode())
 
     def trust_pem(self, trust):
         """The PEM trust anchor a request.trust names (None: the system roots)."""
@@ -647,8 +699,37 @@ def backend_view(case, response):
             "namespace": "", "pod": ""}, why
 
 
-def compare_backend(expect, echo):
-    """None when what the backend saw meets expect's backend, namespace and backendRequest."""
+def compare_backend_tls(br, echo, material):
+    """None when the echoed "tls" meets backendRequest.sni and .clientCertificate (the
+    certificate compared as DER, extended/README.md section 3), else why not."""
+    tls = echo.get("tls")
+    if br.get("sni") is not None:
+        if tls is None:
+            return "the backend saw plain HTTP, want TLS with SNI %r" % br["sni"]
+        if tls.get("serverName") != br["sni"]:
+            return "the backend saw SNI %r, want %r" % (tls.get("serverName"), br["sni"])
+    if br.get("clientCertificate") is not None:
+        if tls is None:
+            return "the backend saw plain HTTP, want TLS with client certificate %s" % (
+                br["clientCertificate"])
+        if material is None:
+            return "no TLS material to compare backendRequest.clientCertificate with"
+        want = material.certificate_der(br["clientCertificate"])
+        seen = []
+        for pem in tls.get("peerCertificates") or []:
+            try:
+                seen.append(ssl.PEM_cert_to_DER_cert(pem))
+            except ValueError:
+                pass
+        if want not in seen:
+            return "the backend saw %d client certificates, none of them %s's tls.crt" % (
+                len(seen), br["clientCertificate"])
+    return None
+
+
+def compare_backend(expect, echo, material=None):
+    """None when what the backend saw meets expect's backend, namespace and backendRequest
+    (`material`, a TlsMaterial, for backendRequest.clientCertificate)."""
     pod = echo.get("pod") or ""
     if expect.get("backend") is not None and not pod.startswith(expect["backend"]):
         return "answered by pod %r, want %s" % (pod, expect["backend"])
@@ -662,13 +743,17 @@ def compare_backend(expect, echo):
     for field in ("method", "path", "host"):
         if br.get(field) is not None and echo.get(field) != br[field]:
             return "backend saw %s %r, want %r" % (field, echo.get(field), br[field])
+    why = compare_backend_tls(br, echo, material)
+    if why:
+        return why
     seen = header_map((n, v) for n, values in (echo.get("headers") or {}).items()
                       for v in values)
     return check_headers("backend request", seen, br.get("headers"), br.get("absentHeaders"))
 
 
-def compare(case, response):
-    """None when the response meets the case's expectation, else why not."""
+def compare(case, response, material=None):
+    """None when the response meets the case's expectation, else why not (`material`: the
+    TlsMaterial backendRequest.clientCertificate is compared with)."""
     expect = case["expect"]
     allowed = list(expect.get("statusAnyOf") or [expect["status"]])
     if 504 in allowed:
@@ -679,7 +764,7 @@ def compare(case, response):
     if response.status in (200, 204):
         if any(k in expect for k in ("backend", "namespace", "backendRequest")):
             echo, not_echo = backend_view(case, response)
-            why = compare_backend(expect, echo)
+            why = compare_backend(expect, echo, material)
             if why:
                 return "%s (%s)" % (why, not_echo) if not_echo else why
         why = check_headers("response", header_map(response.headers),
@@ -847,7 +932,7 @@ class CaseRunner:
                 raise CaseFailed("status 200 (%s), want a failure status" %
                                  describe_response(response))
             return None, False
-        return compare(case, response), False
+        return compare(case, response, self.tls), False
 
     def tls_client(self, case):
         """The case's TlsClient (scheme https), or None; raises KeyError/OSError/ssl.SSLError
@@ -1111,15 +1196,19 @@ def run_file(path, args, base, secrets, pods, slot, echo=None):
     conf = os.path.join(workdir, "conf")
     os.makedirs(conf)
     procs = []
+    local_echo = None
     try:
         addresses = gateway_addresses(base, test, slot)
+        local = plan_local_pods(test, slot)
         v1 = [p for p in pods if p.deployment == "infra-backend-v1"]
         endpoints = {"IPv4": [p.v4 for p in v1],
                      "IPv6": [p.v6 for p in v1] if args.ipv6 else []}
         write_config(conf, base, secrets, test, endpoints=endpoints,
                      rewrite=give_gateways_addresses(addresses),
-                     extra=selector_endpoint_slices(base, test, pods))
+                     extra=selector_endpoint_slices(base, test, pods + local))
         material = TlsMaterial(secrets, workdir)
+        if local:  # the file's own echo backends, for this file only
+            local_echo = echo_backend.EchoServers(echo_pods(local, material)).start()
         binaries = portico_procs.Binaries(args.controller, args.gateway, None, args.plugin_dir)
         controller = track(portico_procs.Controller(binaries, conf, workdir, log_level="warn"))
         procs.append(controller)
@@ -1129,8 +1218,8 @@ def run_file(path, args, base, secrets, pods, slot, echo=None):
             snapshot=False, log_level=args.gateway_log_level,
             advertise=sorted(set(addresses.values())), workers=args.workers))
         procs.append(gateway)
-        context = CheckContext(base["manifests"] + test.get("manifests", []), standins(pods),
-                               secrets)
+        context = CheckContext(base["manifests"] + test.get("manifests", []),
+                               standins(pods + local), secrets)
         seen_checks, seen_cases = {}, {}
         for label, checks, actions, cases in test_phases(test):
             phase = run_phase(label, checks, actions, controller.admin,
@@ -1151,6 +1240,8 @@ def run_file(path, args, base, secrets, pods, slot, echo=None):
     finally:
         for p in reversed(procs):
             stop(p)
+        if local_echo is not None:
+            local_echo.stop()
         with LIVE_LOCK:
             WORKDIRS.discard(workdir)
         if args.keep:
@@ -1262,25 +1353,6 @@ def main():
     if not_served:
         print("NOTE: not started (the runner implements only the HTTP echo server): %s" %
               ", ".join("%s x%d" % kv for kv in sorted(not_served.items())))
-    echo = echo_backend.EchoServers(
-        [echo_backend.EchoPod(p.v4, p.port, p.namespace, p.name) for p in served] +
-        ([echo_backend.EchoPod(p.v6, p.port, p.namespace, p.name) for p in served]
-         if args.ipv6 else []))
-    try:
-        echo.start()
-    except OSError as e:
-        print("FAIL: the echo backends cannot listen: %s" % e)
-        return 1
-
-    def on_term(sig, _frame):
-        with LIVE_LOCK:
-            live, workdirs = list(LIVE), list(WORKDIRS)
-        for p in live:
-            p.kill()
-        for d in workdirs:
-            shutil.rmtree(d, ignore_errors=True)
-        os._exit(128 + sig)
-    signal.signal(signal.SIGTERM, on_term)
 
     files = list_test_files(args.conformance_dir)
     if args.files:
@@ -1294,6 +1366,28 @@ def main():
             secrets = generated_secrets(base, secrets_dir)
         finally:
             shutil.rmtree(secrets_dir, ignore_errors=True)
+    # The HTTPS echo pods' certificate files (TlsMaterial writes them, 0600) live here.
+    echo_dir = tempfile.mkdtemp(prefix="portico-conformance-echo-")
+    with LIVE_LOCK:
+        WORKDIRS.add(echo_dir)
+    echo = echo_backend.EchoServers(
+        echo_pods(pods, TlsMaterial(secrets, echo_dir) if secrets else None, args.ipv6))
+    try:
+        echo.start()
+    except (OSError, KeyError, ssl.SSLError) as e:
+        print("FAIL: the echo backends cannot listen: %s" % e)
+        shutil.rmtree(echo_dir, ignore_errors=True)
+        return 1
+
+    def on_term(sig, _frame):
+        with LIVE_LOCK:
+            live, workdirs = list(LIVE), list(WORKDIRS)
+        for p in live:
+            p.kill()
+        for d in workdirs:
+            shutil.rmtree(d, ignore_errors=True)
+        os._exit(128 + sig)
+    signal.signal(signal.SIGTERM, on_term)
 
     slots = queue.Queue()
     jobs = max(1, min(args.jobs, 250))
@@ -1312,6 +1406,7 @@ def main():
             runs = list(pool.map(run, paths))
     finally:
         echo.stop()
+        shutil.rmtree(echo_dir, ignore_errors=True)
     return report(runs, args, time.monotonic() - started)
 
 

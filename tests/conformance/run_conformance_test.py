@@ -796,6 +796,75 @@ class TlsClientTest(unittest.TestCase):
         self.assertEqual(self.material.client_files(NS + "/client"), (crt, key))
 
 
+    def test_https_echo_pods_echo_sni_and_client_certificates(self):
+        """The extended contract's HTTPS echo (tls_server_context): the SNI received, the
+        client certificate presented (verified against the client CA, optional)."""
+        context = echo_backend.tls_server_context(
+            *self.material.client_files(NS + "/leaf"),
+            client_ca_pem=self.material.config_map_value(NS + "/ca", "ca.crt"))
+        pod = echo_backend.EchoPod("127.0.0.1", 0, NS, "tls-backend-abc-1", ssl=context)
+        with echo_backend.EchoServers([pod]):
+            def get(sni, client=None):
+                ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                ctx.load_verify_locations(cadata=self.material.config_map_value(NS + "/ca",
+                                                                                "ca.crt"))
+                ctx.check_hostname = False
+                ctx.set_alpn_protocols(["http/1.1"])
+                if client:
+                    ctx.load_cert_chain(*self.material.client_files(client))
+                with socket.create_connection(("127.0.0.1", pod.port), timeout=5) as raw:
+                    with ctx.wrap_socket(raw, server_hostname=sni) as conn:
+                        conn.sendall(b"GET /t HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+                        data = b""
+                        while True:
+                            chunk = conn.recv(65536)
+                            if not chunk:
+                                break
+                            data += chunk
+                if not data:  # TLS 1.3: a refused client certificate shows when reading
+                    raise ConnectionError("closed without a response")
+                return json.loads(data.split(b"\r\n\r\n", 1)[1])
+            echoed = get("leaf.example", NS + "/client")["tls"]
+            self.assertEqual(echoed["serverName"], "leaf.example")
+            self.assertEqual(echoed["negotiatedProtocol"], "http/1.1")
+            self.assertIn(echoed["version"], ("TLSv1.2", "TLSv1.3"))
+            self.assertEqual([ssl.PEM_cert_to_DER_cert(c) for c in echoed["peerCertificates"]],
+                             [self.material.certificate_der(NS + "/client")])
+            # No certificate: still served (VerifyClientCertIfGiven), none echoed.
+            self.assertNotIn("peerCertificates", get("abc.example.com")["tls"])
+            # A certificate the client CA did not sign is refused.
+            with self.assertRaises((ssl.SSLError, ConnectionError, ValueError)):
+                get("leaf.example", NS + "/other-client")
+        # Plain HTTP pods have no "tls".
+        self.assertIsNone(echo_backend.tls_info(None))
+
+    def test_backend_request_sni_and_client_certificate(self):
+        client_pem = ssl.DER_cert_to_PEM_cert(self.material.certificate_der(NS + "/client"))
+        expect = {"status": 200, "backendRequest": {"sni": "abc.example.com",
+                                                   "clientCertificate": NS + "/client"}}
+        c = case(expect=expect)
+
+        def answer(tls):
+            body = {"path": "/", "host": "h", "method": "GET", "headers": {}, "namespace": NS,
+                    "pod": "tls-backend-abc-1"}
+            if tls is not None:
+                body["tls"] = tls
+            return rc.Response(200, [("Content-Type", "application/json")],
+                               json.dumps(body).encode(), "http://h/")
+        good = {"serverName": "abc.example.com", "peerCertificates": [client_pem]}
+        self.assertIsNone(rc.compare(c, answer(good), self.material))
+        self.assertEqual(rc.compare(c, answer(None), self.material),
+                         "the backend saw plain HTTP, want TLS with SNI 'abc.example.com'")
+        self.assertEqual(rc.compare(c, answer(dict(good, serverName="")), self.material),
+                         "the backend saw SNI '', want 'abc.example.com'")
+        other = ssl.DER_cert_to_PEM_cert(self.material.certificate_der(NS + "/other-client"))
+        self.assertEqual(
+            rc.compare(c, answer(dict(good, peerCertificates=[other])), self.material),
+            "the backend saw 1 client certificates, none of them %s/client's tls.crt" % NS)
+        self.assertIn("none of them", rc.compare(c, answer(dict(good, peerCertificates=None)),
+                                                 self.material))
+
+
 class PlanTest(unittest.TestCase):
 
     def test_pods_and_gateway_addresses(self):
@@ -808,6 +877,30 @@ class PlanTest(unittest.TestCase):
                               {"kind": "Gateway", "metadata": {"namespace": NS, "name": "a"}}]}
         self.assertEqual(rc.gateway_addresses(BASE, test, 3),
                          {NS + "/a": "127.1.3.1", NS + "/b": "127.1.3.2"})
+
+    def test_https_and_test_local_pods(self):
+        tls_backend = {"namespace": NS, "name": "tls-backend", "replicas": 1,
+                       "podLabels": {"app": "tls-backend"}, "httpContainerPort": 3000,
+                       "httpsContainerPort": 8443, "tlsServingSecret": NS + "/serving",
+                       "tlsClientCAConfigMap": NS + "/ca"}
+        pod = rc.Pod(tls_backend, 0, 0)
+        self.assertEqual((pod.https_port, pod.tls_secret, pod.client_ca),
+                         (8443, NS + "/serving", NS + "/ca"))
+        self.assertIsNone(rc.Pod(dict(tls_backend, tlsServingSecret=None), 0, 0).https_port)
+        # Without the serving Secret among the material only the HTTP echo runs.
+        self.assertEqual([(p.host, p.port, p.ssl) for p in rc.echo_pods([pod], None)],
+                         [("127.0.2.1", 3000, None)])
+        # Test-local pods: their own address range per run slot.
+        test = {"echoBackends": [tls_backend, dict(tls_backend, name="b", replicas=2)]}
+        slot0, slot1 = rc.plan_local_pods(test, 0), rc.plan_local_pods(test, 1)
+        self.assertEqual([p.v4 for p in slot0], ["127.0.102.1", "127.0.103.1", "127.0.103.2"])
+        self.assertEqual([p.v4 for p in slot1], ["127.0.110.1", "127.0.111.1", "127.0.111.2"])
+        self.assertEqual(rc.plan_local_pods({}, 3), [])
+        with self.assertRaisesRegex(RuntimeError, "more than 8 test-local echo backends"):
+            rc.plan_local_pods({"echoBackends": [tls_backend] * 9}, 0)
+        # An HTTP echo backend of the file's own is started, so the file runs.
+        self.assertIsNone(rc.unsupported_reason({"features": ["Gateway"], "manifests": [],
+                                                 "echoBackends": [tls_backend]}))
 
     def test_selector_endpoint_slices(self):
         slices = rc.selector_endpoint_slices(BASE, {"manifests": []}, rc.plan_pods(BASE))
@@ -939,9 +1032,16 @@ class PlanTest(unittest.TestCase):
                     if rc.unsupported_reason(conformance_data.load_json(
                         os.path.join(directory, f))) is None]
         self.assertEqual(runnable, [
+            "backendtlspolicy-conflict-resolution.json",
+            "backendtlspolicy-invalid-ca-certificate-ref.json",
+            "backendtlspolicy-invalid-kind.json",
+            "backendtlspolicy-observed-generation-bump.json", "backendtlspolicy-san.json",
+            "backendtlspolicy.json",
             "gateway-invalid-default-frontend-client-certificate-validation.json",
-            "gateway-invalid-listeners-unsupported-protocol.json", "gateway-modify-listeners.json",
+            "gateway-invalid-listeners-unsupported-protocol.json",
+            "gateway-invalid-tls-backend-configuration.json", "gateway-modify-listeners.json",
             "gateway-observed-generation-bump.json",
+            "gateway-tls-backend-client-certificate.json",
             "gateway-with-clientcertificate-validation-insecure-fallback.json",
             "gateway-with-clientcertificate-validation.json",
             "gateway-with-invalid-clientcertificate-validation.json",

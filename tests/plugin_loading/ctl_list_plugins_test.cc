@@ -178,6 +178,7 @@ TEST(CtlListPluginsTest, InTreePluginsListEveryKind) {
                                           "/Secret",
                                           "/Service",
                                           "discovery.k8s.io/EndpointSlice",
+                                          "gateway.networking.k8s.io/BackendTLSPolicy",
                                           "gateway.networking.k8s.io/GatewayClass",
                                           "gateway.networking.k8s.io/Gateway",
                                           "gateway.networking.k8s.io/HTTPRoute",

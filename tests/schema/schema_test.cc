@@ -51,6 +51,8 @@ constexpr KindSchema kKinds[] = {
     {"", "Namespace", "plugins/namespace/schemas/namespace.json"},
     {"portico.io", "TLSPolicy", "plugins/tls/schemas/tlspolicy.json"},
     {"portico.io", "Webhook", "plugins/webhook/schemas/webhook.json"},
+    {"gateway.networking.k8s.io", "BackendTLSPolicy",
+     "plugins/backendtlspolicy/schemas/backendtlspolicy.json"},
 };
 
 std::string ReadFile(const fs::path& path) {
@@ -339,6 +341,17 @@ const std::map<std::string, std::string>& ValidObjects() {
                    "forwardHeaders": ["Authorization", "Cookie"], "upstreamHeaders": ["X-User"],
                    "responseHeaders": ["Set-Cookie"],
                    "tls": {"insecureSkipVerify": false, "caCertificateRef": {"name": "ca"}}}})"},
+      {"BackendTLSPolicy", R"({"apiVersion": "gateway.networking.k8s.io/v1",
+          "kind": "BackendTLSPolicy", "metadata": {"name": "web-tls", "namespace": "default"},
+          "spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "web",
+                                   "sectionName": "https"}],
+                   "validation": {"caCertificateRefs": [{"group": "", "kind": "ConfigMap",
+                                                         "name": "ca"}],
+                                  "hostname": "web.example.com",
+                                  "subjectAltNames": [{"type": "URI", "uri": "spiffe://td/ns/x"},
+                                                      {"type": "Hostname",
+                                                       "hostname": "*.example.com"}]},
+                   "options": {"example.com/x": "y"}}})"},
   };
   return *kObjects;
 }
@@ -624,6 +637,19 @@ std::vector<Case> Cases() {
       {"TLSPolicy", "/spec/certificateRefs", "[]",
        "spec: unknown field \"certificateRefs\" (did you mean \"certificateRef\"?)"},
       {"TLSPolicy", "/spec/hostnames/0", R"("*")", "spec.hostnames[0]: must be a hostname"},
+      // BackendTLSPolicy
+      {"BackendTLSPolicy", "/spec/targetRefs", "[]",
+       "spec.targetRefs: must have at least 1 item (got 0)"},
+      {"BackendTLSPolicy", "/spec/validation/hostname", kDelete,
+       "spec.validation: missing required field \"hostname\""},
+      {"BackendTLSPolicy", "/spec/validation/hostname", R"("*.example.com")",
+       "spec.validation.hostname: must be a hostname without wildcard"},
+      {"BackendTLSPolicy", "/spec/validation/wellKnownCACertificates", R"("Mozilla")",
+       "spec.validation.wellKnownCACertificates: must be one of"},
+      {"BackendTLSPolicy", "/spec/validation/subjectAltNames/0/type", R"("IPAddress")",
+       "spec.validation.subjectAltNames[0].type: must be one of"},
+      {"BackendTLSPolicy", "/spec/targetRefs/0/kind", kDelete,
+       "spec.targetRefs[0]: missing required field \"kind\""},
       // Webhook
       {"Webhook", "/spec/url", R"("https://auth.example.com/check")",
        "Webhook default/auth: spec: exactly one of \"service\", \"url\" must be set (got "

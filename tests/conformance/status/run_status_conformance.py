@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Status conformance: Gateway API conformance status checks against a real portico-controller.
 
-For each test file of the conformance data (../shared/conformance/gateway-api/, see its README):
+For each test file of the conformance data (../shared/conformance/gateway-api/, see its README;
+or extended/, whose _base.json is applied after the one it extends, generated CA ConfigMaps and
+the Secrets they sign included):
 start a fresh portico-controller (temporary config directory, admin port 0, --testing), write the
 base manifests, the generated TLS Secrets, a GatewayClass "portico" (controllerName
 portico.io/gateway-controller) and the file's manifests ({GATEWAY_CLASS_NAME} -> "portico"),
@@ -36,7 +38,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from conformance_data import (  # noqa: E402
     FAIL, GATEWAY_CLASS, PASS, SKIP, SKIP_EXIT, CheckContext, Outcome, generated_secrets,
-    list_test_files, load_expected, load_json, portico_procs, run_phase, test_phases,
+    list_test_files, load_base, load_expected, load_json, portico_procs, run_phase, test_phases,
     write_config)
 
 
@@ -108,7 +110,7 @@ def main():
     if shutil.which("openssl") is None:
         print("SKIP: the openssl command is needed to generate the TLS Secrets")
         return SKIP_EXIT
-    base = load_json(os.path.join(args.conformance_dir, "_base.json"))
+    base = load_base(args.conformance_dir)  # extended/: ../_base.json first, then its own
     files = list_test_files(args.conformance_dir)
     if args.files:
         files = [f for f in files if f in set(args.files)]

@@ -86,6 +86,20 @@ inline StatusOr<int64_t> ParseTimestampUnixMs(std::string_view text) {
   return seconds * 1000 + millis;
 }
 
+// kUnknownCreatedUnixMs stands for an object without metadata.creationTimestamp (the controller
+// always stamps one): it ranks as the youngest when objects are ordered by age.
+inline constexpr int64_t kUnknownCreatedUnixMs = 99999999999999;
+
+// CreatedUnixMs is metadata.creationTimestamp (`stamp`, "" when absent) as the key that orders
+// objects by age (policy conflicts: the oldest wins): kUnknownCreatedUnixMs when absent, never
+// below 0; InvalidArgument naming the field when it is not an RFC 3339 time.
+inline StatusOr<int64_t> CreatedUnixMs(std::string_view stamp) {
+  if (stamp.empty()) return kUnknownCreatedUnixMs;
+  StatusOr<int64_t> ms = ParseTimestampUnixMs(stamp);
+  if (!ms.ok()) return InvalidArgumentError("metadata.creationTimestamp: " + ms.status().message());
+  return *ms < 0 ? 0 : *ms;
+}
+
 }  // namespace portico::sdk
 
 #endif  // PORTICO_SDK_TIMESTAMP_H_
