@@ -135,6 +135,8 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
   // WaitDelivered waits until `done()` holds (checked under delivered_mu_) or the deadline.
   template <typename Predicate>
   bool WaitDelivered(std::chrono::steady_clock::time_point deadline, Predicate done) const;
+  // AddFieldLines sets the line of every violation of a refused object (center/field_lines.h).
+  void AddFieldLines(ObjectView& view) const;
   // WaitProcessed waits until the reconciler is idle, up to the deadline.
   bool WaitProcessed(std::chrono::steady_clock::time_point deadline) const;
 

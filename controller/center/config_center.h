@@ -52,6 +52,7 @@ struct ConfigChange {
 struct FieldViolation {
   std::string field;    // "spec.rules[0].matches[0].path.type"; "" for the object as a whole
   std::string message;  // "must be one of "Exact", "PathPrefix" (got "Prefix")"
+  int line = 0;         // where the field is written in SourceLocation::file; 0 when unknown
 };
 
 // ConfigError is a problem with a source: a file that does not parse, a document without

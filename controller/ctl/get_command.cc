@@ -63,7 +63,17 @@ bool IsClusterScoped(const ServerOptions& server, const std::string& kind) {
 }  // namespace
 
 void StripPortico(Value& object) {
-  if (object.IsObject()) object.RemoveMember("portico");
+  if (!object.IsObject()) return;
+  auto portico = object.FindMember("portico");
+  if (portico == object.MemberEnd()) return;
+  if (json::GetString(portico->value, "error").empty()) {
+    object.RemoveMember(portico);
+    return;
+  }
+  if (portico->value.IsObject()) {
+    portico->value.RemoveMember("syncedHash");
+    portico->value.RemoveMember("generation");  // metadata.generation says it
+  }
 }
 
 int RunGet(const GetOptions& options, const ServerOptions& server, std::ostream& out,

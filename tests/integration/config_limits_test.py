@@ -178,6 +178,83 @@ class ConfigLimitsTest(unittest.TestCase):
             self.assertEqual(self.route_path(c, "one"), "/two")
             self.assertEqual(self.route_path(c, "m2"), "/m2")
 
+    def test_every_violation_where_a_user_looks(self):
+        write_config_file(self.conf, "web.yaml", route_yaml("web", "/good"))
+        with Controller(BINARIES, self.conf, self.work) as c:
+            c.wait_ready()
+            server = "http://127.0.0.1:%d" % c.admin.port
+            # Generation 2: three violations, on lines 11, 12 and 13 of the file.
+            bad = ("# a comment first\n"
+                   "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n"
+                   "metadata: {name: web, namespace: default}\n"
+                   "spec:\n"
+                   "  parentRefs: [{name: web}]\n"
+                   "  rules:\n"
+                   "  - matches:\n"
+                   "    - path: {type: PathPrefix, value: /bad}\n"
+                   "    - path:\n"
+                   "        type: Prefix\n"
+                   "        value: /also\n"
+                   "    backendRefs: [{name: svc, port: 70000}]\n"
+                   "    timeoutz: {}\n")
+            write_config_file(self.conf, "web.yaml", bad)
+
+            def refused():
+                items = [e for e in self.errors(c) if e["object"] == "HTTPRoute default/web"]
+                return items[0] if items else None
+            item = wait_until(refused, 10, "the refusal in /api/v1/errors")
+            self.assertEqual(item["file"], "web.yaml")
+            self.assertEqual(item["line"], 2)
+            self.assertEqual(item["refusedGeneration"], 2)
+            self.assertEqual(item["servingGeneration"], 1)
+            got = [(v["field"], v.get("line"), v["message"].split(" (")[0])
+                   for v in item["violations"]]
+            self.assertEqual(got, [
+                ("spec.rules[0].matches[1].path.type", 11,
+                 'must be one of "Exact", "PathPrefix", "RegularExpression"'),
+                ("spec.rules[0].backendRefs[0].port", 13, "must be <= 65535"),
+                ("spec.rules[0]", 8, 'unknown field "timeoutz"'),
+            ])
+            self.assertIn("web.yaml:2: HTTPRoute default/web: generation 2 refused: ",
+                          item["message"])
+            self.assertTrue(item["message"].endswith("; generation 1 keeps serving"),
+                            item["message"])
+
+            # portico-ctl get -o yaml: the kept generation, the Refused condition, every
+            # violation; get (table) and status say there is an error.
+            code, out, err = run_ctl(BINARIES, "-s", server, "get", "httproute", "web",
+                                     "-o", "yaml")
+            self.assertEqual(code, 0, err)
+            self.assertIn("value: /good", out)
+            self.assertIn("type: Refused", out)
+            self.assertIn("refusedGeneration: 2", out)
+            self.assertIn("servingGeneration: 1", out)
+            for field in ("spec.rules[0].matches[1].path.type",
+                          "spec.rules[0].backendRefs[0].port", "spec.rules[0]"):
+                self.assertIn("field: " + field, out)
+            self.assertIn("generation 2 refused: ", out)
+            self.assertIn("generation 1 keeps serving", out)
+            self.assertIn("line: 11", out)  # the violations' lines, in get -o yaml too
+            code, out, err = run_ctl(BINARIES, "-s", server, "get", "httproutes")
+            self.assertEqual(code, 0, err)
+            self.assertIn("Error: ", out)
+            code, out, err = run_ctl(BINARIES, "-s", server, "status")
+            self.assertEqual(code, 0, err)
+            self.assertIn("Errors:     1", out)
+            self.assertRegex(out, r"web\.yaml:2 +HTTPRoute default/web +generation 2 refused; "
+                                  r"generation 1 serves")
+            self.assertRegex(out, r"web\.yaml:11 +HTTPRoute default/web +"
+                                  r"spec\.rules\[0\]\.matches\[1\]\.path\.type: must be one of")
+            self.assertRegex(out, r"web\.yaml:13 +HTTPRoute default/web +"
+                                  r"spec\.rules\[0\]\.backendRefs\[0\]\.port: must be <= 65535")
+
+            # Fixed: the refusal goes, the new generation serves.
+            write_config_file(self.conf, "web.yaml", route_yaml("web", "/fixed"))
+            wait_until(lambda: not self.errors(c), 10, "the refusal cleared")
+            self.assertEqual(self.route_path(c, "web"), "/fixed")
+            conditions = self.route(c, "web")["status"].get("conditions", [])
+            self.assertFalse([x for x in conditions if x["type"] == "Refused"], conditions)
+
 
 if __name__ == "__main__":
     BINARIES, argv = binaries_from_args()
