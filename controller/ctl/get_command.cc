@@ -70,9 +70,10 @@ void StripPortico(Value& object) {
     object.RemoveMember(portico);
     return;
   }
-  if (portico->value.IsObject()) {
-    portico->value.RemoveMember("syncedHash");
-    portico->value.RemoveMember("generation");  // metadata.generation says it
+  if (!portico->value.IsObject()) return;
+  for (const char* name : {"syncedHash", "generation"}) {  // metadata.generation says it
+    auto it = portico->value.FindMember(name);
+    if (it != portico->value.MemberEnd()) portico->value.EraseMember(it);  // keeps the order
   }
 }
 
