@@ -273,7 +273,7 @@ std::vector<ConfigError> Controller::Errors() const {
 StatusOr<std::vector<admin::AppliedObject>> Controller::Apply(std::string_view documents,
                                                               bool wait) {
   PORTICO_ASSIGN_OR_RETURN(std::vector<admin::PreparedObject> prepared,
-                           admin::PrepareApply(documents, *validator_));
+                           admin::PrepareApply(documents, *validator_, {}, options_.object_limits));
   std::vector<admin::AppliedObject> applied;
   uint64_t before = 0;
   {
