@@ -22,25 +22,13 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from portico_procs import (binaries_from_args, Controller, Gateway, run_ctl,  # noqa: E402
-                           wait_until, write_config_file)
+from bench_manifests import gateway_yaml  # noqa: E402
+from portico_procs import (binaries_from_args, Controller, Gateway, free_port,  # noqa: E402
+                           run_ctl, wait_until, write_config_file)
 
 BINARIES = None
 KIND = "httproutes"
 
-BASE = """apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portico}
-spec: {controllerName: portico.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web, namespace: default}
-spec:
-  gatewayClassName: portico
-  listeners:
-  - {name: http, protocol: HTTP, port: 8080}
-"""
 
 
 def route_yaml(name, path="/", annotation=None):
@@ -66,7 +54,7 @@ class ConfigLimitsTest(unittest.TestCase):
         self.work = tempfile.mkdtemp(prefix="portico-limits-")
         self.conf = os.path.join(self.work, "conf")
         os.makedirs(self.conf)
-        write_config_file(self.conf, "00-base.yaml", BASE)
+        write_config_file(self.conf, "00-base.yaml", gateway_yaml(free_port()))
 
     def tearDown(self):
         shutil.rmtree(self.work, ignore_errors=True)
