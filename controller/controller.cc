@@ -230,8 +230,9 @@ void Controller::AddFieldLines(ObjectView& view) const {
   if (!view.refusal.has_value() || view.source.file.empty()) return;
   std::vector<std::string> fields;
   for (const FieldViolation& v : view.refusal->violations) fields.push_back(v.field);
+  // Parsed again on request: only files no larger than what is parsed inline anyway.
   std::vector<int> lines = FieldLines(options_.config_dir / view.source.file, view.source.line,
-                                      fields, options_.large_file_bytes);
+                                      fields, std::max<size_t>(options_.large_file_bytes, 1 << 20));
   for (size_t i = 0; i < lines.size(); ++i) view.refusal->violations[i].line = lines[i];
 }
 

@@ -7,12 +7,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "controller/center/atomic_write.h"
@@ -458,6 +460,40 @@ TEST(FileConfigCenterLimitsTest, LargeFileDoesNotDelayAnEditOfAnotherFile) {
             (std::vector<std::string>{"big=v1111111", "small=v1", "small=v2"}));
   EXPECT_EQ(log.WaitFor("big=v2222222"),
             (std::vector<std::string>{"big=v1111111", "small=v1", "small=v2", "big=v2222222"}));
+  center.Stop();
+}
+
+TEST(FileConfigCenterLimitsTest, FileWrittenWithoutPauseDoesNotDelayAnotherFile) {
+  TempDir dir;
+  dir.Write("busy.yaml", "# being written\n");
+  dir.Write("small.yaml", "apiVersion: v1\nkind: A\nmetadata: {name: small}\n");
+  FileConfigCenterOptions options;
+  options.dir = dir.path();
+  options.identifier = KindAndName;
+  options.debounce = std::chrono::milliseconds(20);
+  options.max_delay = std::chrono::seconds(60);  // busy.yaml is never quiet while written
+  BatchLog log;
+  FileConfigCenter center(options);
+  ASSERT_TRUE(center.Start(&log).ok());
+  ASSERT_EQ(log.WaitFor("small="), (std::vector<std::string>{"small="}));
+
+  // A writer appends to busy.yaml without pause until small.yaml's edit is delivered.
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    std::ofstream out(dir.path() / "busy.yaml", std::ios::app | std::ios::binary);
+    const std::string chunk = "# " + std::string(4094, '.') + "\n";
+    while (!done.load()) out.write(chunk.data(), chunk.size()).flush();
+  });
+  dir.Write("small.yaml.staged",
+            "apiVersion: v1\nkind: A\nmetadata: {name: small, annotations: {n: v2}}\n");
+  fs::rename(dir.path() / "small.yaml.staged", dir.path() / "small.yaml");
+  auto started = std::chrono::steady_clock::now();
+  std::vector<std::string> delivered = log.WaitFor("small=v2");
+  auto waited = std::chrono::steady_clock::now() - started;
+  done = true;
+  writer.join();
+  EXPECT_EQ(delivered, (std::vector<std::string>{"small=", "small=v2"}));
+  EXPECT_LT(waited, std::chrono::seconds(5)) << "the edit waited for the other file's writes";
   center.Stop();
 }
 

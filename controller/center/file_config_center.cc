@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -83,17 +84,25 @@ void FileConfigCenter::Stop() {
 
 void FileConfigCenter::Run() {
   using Clock = std::chrono::steady_clock;
-  std::set<std::string> paths;
-  bool everything = false;
-  bool pending = false;
-  Clock::time_point first;
-  Clock::time_point last;
-  auto deadline = [&] { return std::min(last + options_.debounce, first + options_.max_delay); };
+  // Each path has its own burst: a file written for seconds (60 MB copied in place) does not
+  // hold back an edit of another file, which is read `debounce` after its own last event.
+  struct Burst {
+    Clock::time_point first;
+    Clock::time_point last;
+  };
+  std::map<std::string, Burst> pending;
+  std::optional<Burst> rescan;  // events were lost: everything, once quiet
+  auto ready_at = [&](const Burst& b) {
+    return std::min(b.last + options_.debounce, b.first + options_.max_delay);
+  };
   while (!stopping_.load()) {
     std::chrono::milliseconds timeout(-1);
-    if (pending) {
+    if (!pending.empty() || rescan.has_value()) {
+      Clock::time_point next = Clock::time_point::max();
+      for (const auto& [path, burst] : pending) next = std::min(next, ready_at(burst));
+      if (rescan.has_value()) next = std::min(next, ready_at(*rescan));
       timeout = std::max(std::chrono::milliseconds(0),
-                         std::chrono::ceil<std::chrono::milliseconds>(deadline() - Clock::now()));
+                         std::chrono::ceil<std::chrono::milliseconds>(next - Clock::now()));
     }
     InotifyWatcher::WatchEvents events = watcher_->Wait(timeout);
     if (stopping_.load()) break;
@@ -108,20 +117,33 @@ void FileConfigCenter::Run() {
       std::lock_guard<std::mutex> deliver(deliver_mu_);
       ReportErrors();
     }
-    if (!events.paths.empty() || events.rescan) {
-      if (!pending) first = now;
-      pending = true;
-      last = now;
-      paths.insert(events.paths.begin(), events.paths.end());
-      everything = everything || events.rescan;
+    for (const std::string& path : events.paths) {
+      pending.try_emplace(path, Burst{now, now}).first->second.last = now;
     }
-    if (pending && now >= deadline()) {
+    if (events.rescan) {
+      if (!rescan.has_value()) rescan = Burst{now, now};
+      rescan->last = now;
+    }
+
+    std::set<std::string> ready;
+    bool everything = false;
+    if (rescan.has_value() && now >= ready_at(*rescan)) {
+      everything = true;  // covers every pending path
+      rescan.reset();
+      pending.clear();
+    }
+    for (auto it = pending.begin(); it != pending.end();) {
+      if (now >= ready_at(it->second)) {
+        ready.insert(it->first);
+        it = pending.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (everything || !ready.empty()) {
       std::lock_guard<std::mutex> deliver(deliver_mu_);
-      Status scanned = Scan(paths, everything, /*initial=*/false);  // errors are in Errors()
+      Status scanned = Scan(ready, everything, /*initial=*/false);  // errors are in Errors()
       (void)scanned;
-      paths.clear();
-      everything = false;
-      pending = false;
     }
   }
 }

@@ -10,9 +10,9 @@
 // are reported; deep nesting and alias bombs are refused per `limits`.
 //
 // Change delivery: Start() reads everything and delivers ONE initial batch on the caller's
-// thread, then a watcher thread collects inotify events until `debounce` passes without one (or
-// `max_delay` since the first), re-reads the files concerned and delivers what really changed as
-// one batch. Files of `large_file_bytes` or more are read by a worker thread instead and
+// thread, then a watcher thread collects inotify events until `debounce` passes without one for
+// a path (or `max_delay` since its first), re-reads the files concerned and delivers what really
+// changed as one batch. Files of `large_file_bytes` or more are read by a worker thread instead and
 // delivered in a batch of their own when parsed, so that a 60 MB file never delays an edit of
 // another file. Atomic renames, partial writes (a truncated or half-written file keeps its objects
 // until the write completes) and directories created, moved or removed are handled.
@@ -57,10 +57,12 @@ namespace portico::controller {
 
 struct FileConfigCenterOptions {
   std::filesystem::path dir;
-  // Quiet time after the last event before files are re-read; a burst of writes is one batch.
+  // Quiet time after a path's last event before it is re-read; a burst of writes to a file is
+  // one read, and paths whose bursts end together are one batch. Each path waits for its own
+  // quiet time only: a file being written for seconds does not delay an edit of another.
   std::chrono::milliseconds debounce{50};
-  // A batch is delivered at the latest this long after the first event of a burst, even if
-  // events keep coming.
+  // A path is read at the latest this long after the first event of its burst, even if events
+  // keep coming.
   std::chrono::milliseconds max_delay{2000};
   YamlLimits limits;
   size_t max_file_bytes = 64u << 20;
