@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "controller/admin/apply_documents.h"
+#include "controller/center/field_lines.h"
+#include "controller/reconcile/refusal.h"
 #include "core/sync/inventory.h"
 
 namespace portico::controller {
@@ -86,6 +88,9 @@ StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions optio
   FileConfigCenterOptions center_options;
   center_options.dir = c->options_.config_dir;
   center_options.debounce = c->options_.debounce;
+  center_options.object_limits = c->options_.object_limits;
+  center_options.max_file_bytes = c->options_.max_file_bytes;
+  center_options.large_file_bytes = c->options_.large_file_bytes;
   center_options.identifier = c->reconciler_->Identifier();
   c->center_ = std::make_unique<FileConfigCenter>(std::move(center_options));
   c->server_id_ = NewServerId();
@@ -214,27 +219,62 @@ admin::ControllerStats Controller::Stats() const {
   for (const core::PluginRecord& r : plugins_->plugins) {
     ++(r.ok() ? stats.plugins_loaded : stats.plugins_refused);
   }
-  stats.config_errors = center_->Errors().size();
+  stats.config_errors = center_->Errors().size() + reconciler_->Refused().size();
   if (sync_server_) stats.sync = sync_server_->Stats();
   std::lock_guard lock(mu_);
   stats.reloads = reloads_;
   return stats;
 }
 
+void Controller::AddFieldLines(ObjectView& view) const {
+  if (!view.refusal.has_value() || view.source.file.empty()) return;
+  std::vector<std::string> fields;
+  for (const FieldViolation& v : view.refusal->violations) fields.push_back(v.field);
+  // Parsed again on request: only files no larger than what is parsed inline anyway.
+  std::vector<int> lines = FieldLines(options_.config_dir / view.source.file, view.source.line,
+                                      fields, std::max<size_t>(options_.large_file_bytes, 1 << 20));
+  for (size_t i = 0; i < lines.size(); ++i) view.refusal->violations[i].line = lines[i];
+}
+
 std::vector<ObjectView> Controller::List(const core::KindInfo* kind, std::string_view ns) const {
-  return reconciler_->List(kind, ns);
+  std::vector<ObjectView> views = reconciler_->List(kind, ns);
+  for (ObjectView& view : views) AddFieldLines(view);
+  return views;
 }
 
 std::optional<ObjectView> Controller::Get(const sdk::ObjectRef& ref) const {
-  return reconciler_->Get(ref);
+  std::optional<ObjectView> view = reconciler_->Get(ref);
+  if (view.has_value()) AddFieldLines(*view);
+  return view;
 }
 
-std::vector<ConfigError> Controller::Errors() const { return center_->Errors(); }
+std::vector<ConfigError> Controller::Errors() const {
+  std::vector<ConfigError> errors = center_->Errors();
+  // Objects the pipeline refused, with the line of every violation in their file.
+  for (ObjectView& view : reconciler_->Refused()) {
+    if (!view.refusal.has_value()) continue;
+    AddFieldLines(view);
+    ConfigError error;
+    error.source = view.source;
+    error.object = view.ref.Display();
+    error.refused_generation = view.refusal->generation;
+    error.serving_generation = view.serving_generation;
+    error.violations = std::move(view.refusal->violations);
+    error.message = (view.source.file.empty()
+                         ? ""
+                         : view.source.file + ":" + std::to_string(view.source.line) + ": ") +
+                    error.object + ": " +
+                    RefusalMessage(Refusal{error.refused_generation, error.violations},
+                                   error.serving_generation);
+    errors.push_back(std::move(error));
+  }
+  return errors;
+}
 
 StatusOr<std::vector<admin::AppliedObject>> Controller::Apply(std::string_view documents,
                                                               bool wait) {
   PORTICO_ASSIGN_OR_RETURN(std::vector<admin::PreparedObject> prepared,
-                           admin::PrepareApply(documents, *validator_));
+                           admin::PrepareApply(documents, *validator_, {}, options_.object_limits));
   std::vector<admin::AppliedObject> applied;
   uint64_t before = 0;
   {

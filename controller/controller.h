@@ -61,6 +61,10 @@ struct ControllerOptions {
   std::filesystem::path config_dir;
   std::filesystem::path plugin_dir;
   std::chrono::milliseconds debounce{50};
+  // What the config source accepts (FileConfigCenterOptions).
+  ObjectLimits object_limits;
+  size_t max_file_bytes = 64u << 20;
+  size_t large_file_bytes = 1u << 20;
   int workers = 2;
   bool testing = false;  // serve wipe-all
   std::string version;   // shown by /api/v1/info
@@ -131,6 +135,8 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
   // WaitDelivered waits until `done()` holds (checked under delivered_mu_) or the deadline.
   template <typename Predicate>
   bool WaitDelivered(std::chrono::steady_clock::time_point deadline, Predicate done) const;
+  // AddFieldLines sets the line of every violation of a refused object (center/field_lines.h).
+  void AddFieldLines(ObjectView& view) const;
   // WaitProcessed waits until the reconciler is idle, up to the deadline.
   bool WaitProcessed(std::chrono::steady_clock::time_point deadline) const;
 

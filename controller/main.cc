@@ -134,6 +134,11 @@ int main(int argc, char** argv) {
   options.config_dir = config->config_dir;
   options.plugin_dir = plugin_dir;
   options.debounce = std::chrono::milliseconds(config->debounce_ms);
+  options.object_limits.max_object_bytes = config->max_object_bytes;
+  options.object_limits.max_annotation_bytes = config->max_annotation_bytes;
+  options.object_limits.max_objects_per_file = config->max_objects_per_file;
+  options.max_file_bytes = config->max_file_bytes;
+  options.large_file_bytes = config->large_file_bytes;
   options.workers = config->workers;
   options.testing = config->testing;
   options.version = PORTICO_VERSION;

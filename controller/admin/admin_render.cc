@@ -30,6 +30,25 @@ std::string Done(const rapidjson::StringBuffer& buffer) {
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
+// Violations renders "violations": [{"field", "line", "message"}] ("line" when known).
+void Violations(Writer& w, const std::vector<FieldViolation>& violations) {
+  w.Key("violations");
+  w.StartArray();
+  for (const FieldViolation& v : violations) {
+    w.StartObject();
+    w.Key("field");
+    String(w, v.field);
+    if (v.line > 0) {
+      w.Key("line");
+      w.Int(v.line);
+    }
+    w.Key("message");
+    String(w, v.message);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 // PorticoMember renders the "portico" member's value of an object.
 std::string PorticoMember(const ObjectView& view) {
   rapidjson::StringBuffer buffer;
@@ -48,6 +67,13 @@ std::string PorticoMember(const ObjectView& view) {
   String(w, view.synced_hash);
   w.Key("error");
   String(w, view.error);
+  if (view.refusal.has_value()) {
+    w.Key("refusedGeneration");
+    w.Int64(view.refusal->generation);
+    w.Key("servingGeneration");
+    w.Int64(view.serving_generation);
+    Violations(w, view.refusal->violations);
+  }
   w.EndObject();
   return Done(buffer);
 }
@@ -309,6 +335,13 @@ std::string RenderErrors(const std::vector<ConfigError>& errors) {
     String(w, e.object);
     w.Key("message");
     String(w, e.message);
+    if (!e.violations.empty()) {
+      w.Key("refusedGeneration");
+      w.Int64(e.refused_generation);
+      w.Key("servingGeneration");
+      w.Int64(e.serving_generation);
+      Violations(w, e.violations);
+    }
     w.EndObject();
   }
   w.EndArray();

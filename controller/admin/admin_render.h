@@ -3,6 +3,8 @@
 // Objects are served as the reconciler shows them (ObjectView::json: apiVersion, kind, metadata,
 // spec, status; Secret material already redacted) with one extra top-level member:
 //   "portico": {"source": {"file": "routes.yaml", "line": 3}, "syncedHash": "...", "error": ""}
+//   plus, when its newest generation was refused, "refusedGeneration", "servingGeneration" and
+//   "violations": [{"field", "line", "message"}].
 // Lists are {"apiVersion": "v1", "kind": "List", "items": [...]} like kubectl's.
 //
 // Thread-safety: pure functions.
@@ -30,7 +32,9 @@ std::string RenderKinds(const core::KindRegistry& registry);
 std::string RenderObject(const ObjectView& view);
 // RenderObjectList: {"apiVersion": "v1", "kind": "List", "items": [...]}.
 std::string RenderObjectList(const std::vector<ObjectView>& views);
-// RenderErrors: GET /api/v1/errors, {"items": [{"file", "line", "object", "message"}]}.
+// RenderErrors: GET /api/v1/errors, {"items": [{"file", "line", "object", "message"}]}; a refused
+// object's item adds "refusedGeneration", "servingGeneration" and "violations": [{"field",
+// "line", "message"}].
 std::string RenderErrors(const std::vector<ConfigError>& errors);
 // RenderApplied: POST /api/v1/apply, {"items": [{"apiVersion", "kind", "group", "plural",
 // "namespace", "name", "result"}]}.

@@ -246,6 +246,20 @@ TEST_F(AdminServerTest, DeleteErrorsReloadAndWipe) {
   EXPECT_EQ(json::GetString(errors["items"][0], "file"), "routes/bad.yaml");
   EXPECT_EQ(json::GetInt(errors["items"][0], "line"), 3);
   EXPECT_EQ(json::GetString(errors["items"][0], "message"), "routes/bad.yaml:3:1: bad indent");
+  EXPECT_EQ(errors["items"][0].FindMember("violations"), errors["items"][0].MemberEnd());
+  ConfigError refused{{"web.yaml", 2}, "HTTPRoute prod/web", "web.yaml:2: HTTPRoute prod/web: ..."};
+  refused.violations = {{"spec.a", "must be a string (got 1)", 7}, {"", "no good", 0}};
+  refused.refused_generation = 5;
+  refused.serving_generation = 4;
+  backend_.errors.push_back(refused);
+  errors = Json(Call("GET", "/api/v1/errors"));
+  ASSERT_EQ(errors["items"].Size(), 2u);
+  const rapidjson::Value& item = errors["items"][1];
+  EXPECT_EQ(json::GetInt(item, "refusedGeneration"), 5);
+  EXPECT_EQ(json::GetInt(item, "servingGeneration"), 4);
+  EXPECT_EQ(json::Serialize(item["violations"]),
+            R"j([{"field":"spec.a","line":7,"message":"must be a string (got 1)"},)j"
+            R"j({"field":"","message":"no good"}])j");
 
   auto reloaded = Json(Call("POST", "/api/v1/reload"));
   EXPECT_EQ(json::GetString(reloaded, "serverId"), "00000000000000b1");

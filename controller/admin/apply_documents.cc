@@ -1,5 +1,7 @@
 #include "controller/admin/apply_documents.h"
 
+#include "controller/center/file_documents.h"
+
 #include <functional>
 #include <set>
 
@@ -11,7 +13,8 @@ uint64_t ContentHash(const rapidjson::Value& doc) {
 
 StatusOr<std::vector<PreparedObject>> PrepareApply(std::string_view body,
                                                    const ObjectValidator& validator,
-                                                   const YamlLimits& limits) {
+                                                   const YamlLimits& limits,
+                                                   const ObjectLimits& objects) {
   PORTICO_ASSIGN_OR_RETURN(std::vector<YamlDocument> docs,
                            ParseYamlDocuments(body, "request body", limits));
   if (docs.empty()) return InvalidArgumentError("apply: the request body holds no document");
@@ -32,7 +35,15 @@ StatusOr<std::vector<PreparedObject>> PrepareApply(std::string_view body,
     prepared.line = doc.line;
     prepared.api_version = json::GetString(doc.json, "apiVersion");
     prepared.content_hash = ContentHash(doc.json);
-    StatusOr<ValidatedObject> validated = validator.Validate(doc.json);
+    if (Status within = CheckObjectLimits(doc.json, objects); !within.ok()) {
+      std::string name = DescribeDocument(doc.json);
+      errors += (errors.empty() ? "" : "\n") + where + ": " + (name.empty() ? "" : name + ": ") +
+                within.message();
+      all_unknown_kind = false;
+      continue;
+    }
+    std::vector<FieldViolation> violations;  // every one in the message, not only the first
+    StatusOr<ValidatedObject> validated = validator.Validate(doc.json, &violations);
     if (!validated.ok()) {
       errors += (errors.empty() ? "" : "\n") + where + ": " + validated.status().message();
       if (validated.status().code() != StatusCode::kNotFound) all_unknown_kind = false;

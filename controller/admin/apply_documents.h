@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/center/object_limits.h"
 #include "controller/center/yaml_to_json.h"
 #include "controller/reconcile/object_validator.h"
 #include "portico/sdk/json.h"
@@ -32,11 +33,13 @@ struct PreparedObject {
 
 // PrepareApply: see the file comment. INVALID_ARGUMENT when the body does not parse, holds no
 // document, a document is not an object, the same object twice, or documents that fail
-// validation (one line each: "document 2 (line 14): HTTPRoute default/web: spec...: ...").
-// NOT_FOUND when every failure is an unknown kind.
+// validation (one line each, with every schema violation: "document 2 (line 14): HTTPRoute
+// default/web: spec.a: ...; spec.b: ...") or are over `objects` (as the config source would
+// refuse them). NOT_FOUND when every failure is an unknown kind.
 StatusOr<std::vector<PreparedObject>> PrepareApply(std::string_view body,
                                                    const ObjectValidator& validator,
-                                                   const YamlLimits& limits = {});
+                                                   const YamlLimits& limits = {},
+                                                   const ObjectLimits& objects = {});
 
 // ContentHash fingerprints a document (its compact JSON serialization).
 uint64_t ContentHash(const rapidjson::Value& doc);

@@ -81,6 +81,27 @@ metadata: {name: ok}
                                                      "appears more than once"));
 }
 
+TEST_F(ApplyDocumentsTest, EveryViolationAndObjectLimits) {
+  ObjectLimits limits;
+  limits.max_annotation_bytes = 8;
+  auto prepared = PrepareApply(R"(apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web}
+spec: {hostnames: [7, "a.example", 8]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: big, annotations: {a: "123456789"}}
+)",
+                               *validator_, {}, limits);
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_THAT(prepared.status().message(), HasSubstr("spec.hostnames[0]: must be"));
+  EXPECT_THAT(prepared.status().message(), HasSubstr("; spec.hostnames[2]: must be"));
+  EXPECT_THAT(prepared.status().message(),
+              HasSubstr("document 2 (line 6): HTTPRoute big: metadata.annotations: keys and "
+                        "values hold 10 bytes, more than the limit of 8"));
+}
+
 TEST_F(ApplyDocumentsTest, UnknownKindsAreNotFound) {
   auto prepared =
       PrepareApply("apiVersion: x.io/v1\nkind: Widget\nmetadata: {name: w}\n", *validator_);

@@ -193,5 +193,21 @@ TEST_F(CtlCommandsTest, ListPluginsFromTheController) {
   EXPECT_THAT(err2.str(), HasSubstr("127.0.0.1:1"));
 }
 
+TEST(StripPorticoTest, KeepsWhatExplainsAnError) {
+  auto ok = json::Parse(R"({"kind":"A","portico":{"error":"","syncedHash":"h","generation":1}})");
+  ASSERT_TRUE(ok.ok());
+  ctl::StripPortico(*ok);
+  EXPECT_EQ(json::Serialize(*ok), R"({"kind":"A"})");
+  auto bad = json::Parse(R"({"kind":"A","portico":{"source":{"file":"a.yaml","line":1},
+      "generation":2,"syncedHash":"h","error":"A x: spec.a: bad","refusedGeneration":2,
+      "servingGeneration":1,"violations":[{"field":"spec.a","line":3,"message":"bad"}]}})");
+  ASSERT_TRUE(bad.ok());
+  ctl::StripPortico(*bad);
+  EXPECT_EQ(json::Serialize(*bad),
+            R"({"kind":"A","portico":{"source":{"file":"a.yaml","line":1},)"
+            R"("error":"A x: spec.a: bad","refusedGeneration":2,"servingGeneration":1,)"
+            R"("violations":[{"field":"spec.a","line":3,"message":"bad"}]}})");
+}
+
 }  // namespace
 }  // namespace portico::controller::admin

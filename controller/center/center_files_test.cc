@@ -1,18 +1,30 @@
 // center_files_test: the file center's building blocks: rendering YAML that reads back the
 // same, splicing documents in a file's text, editing files, atomic writes, temp-file names and
-// the per-file node limit.
+// the per-file node limit; object and file limits (what they refuse and keep), the large-file
+// worker, and the lines of a refused object's fields.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "controller/center/atomic_write.h"
 #include "controller/center/config_files.h"
 #include "controller/center/document_splice.h"
+#include "controller/center/field_lines.h"
+#include "controller/center/file_config_center.h"
 #include "controller/center/file_documents.h"
+#include "controller/center/file_read_worker.h"
+#include "controller/center/object_limits.h"
 #include "controller/center/source_registry.h"
 #include "controller/center/source_writer.h"
 #include "controller/center/yaml_render.h"
@@ -264,6 +276,254 @@ TEST(SourceRegistryTest, UnparsableFileKeepsObjectsAndGoneFileDeletes) {
   EXPECT_EQ(changes[0].op, ConfigChange::Op::kDelete);
   EXPECT_TRUE(registry.Errors().empty());
   EXPECT_TRUE(registry.Files().empty());
+}
+
+TEST(ObjectLimitsTest, SizesAndMessages) {
+  auto doc = json::Parse(R"({"kind":"A","metadata":{"name":"n","annotations":{"k":"vvvv"}}})");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(SerializedSize(*doc), json::Serialize(*doc).size());
+  ObjectLimits limits;
+  EXPECT_TRUE(CheckObjectLimits(*doc, limits).ok());
+  limits.max_annotation_bytes = 4;  // "k" + "vvvv" = 5
+  EXPECT_EQ(CheckObjectLimits(*doc, limits).message(),
+            "metadata.annotations: keys and values hold 5 bytes, more than the limit of 4 "
+            "(limits.max_annotation_bytes)");
+  limits.max_annotation_bytes = 5;
+  EXPECT_TRUE(CheckObjectLimits(*doc, limits).ok());
+  limits.max_object_bytes = 20;
+  EXPECT_EQ(CheckObjectLimits(*doc, limits).message(),
+            "the object is, as JSON, " + std::to_string(SerializedSize(*doc)) +
+                " bytes, more than the limit of 20 (limits.max_object_bytes)");
+}
+
+TEST(ObjectLimitsTest, RefusedDocumentsAndFilesKeepTheLastGoodVersion) {
+  TempDir dir;
+  ObjectIdentifier identifier = KindAndName;
+  FileReadOptions options;
+  options.identifier = &identifier;
+  options.objects.max_annotation_bytes = 16;
+  options.objects.max_objects_per_file = 2;
+  auto doc = [](const std::string& name, const std::string& note) {
+    return "apiVersion: v1\nkind: A\nmetadata:\n  name: " + name + "\n  annotations: {n: \"" +
+           note + "\"}\n";
+  };
+  SourceRegistry registry;
+  dir.Write("a.yaml", doc("one", "v1") + "---\n" + doc("two", "v1"));
+  registry.Update("a.yaml", ReadFileDocuments(dir.path(), "a.yaml", options));
+  EXPECT_EQ(registry.TakeChanges().size(), 2u);
+
+  // "one" too big: refused, its last good version kept; "two" changes.
+  dir.Write("a.yaml", doc("one", std::string(40, 'x')) + "---\n" + doc("two", "v2"));
+  FileDocuments read = ReadFileDocuments(dir.path(), "a.yaml", options);
+  ASSERT_EQ(read.objects.size(), 1u);
+  ASSERT_EQ(read.refused.size(), 1u);
+  EXPECT_EQ(read.refused[0].first.name, "one");
+  EXPECT_EQ(read.errors[read.refused[0].second].object, "A one");
+  registry.Update("a.yaml", std::move(read));
+  std::vector<ConfigChange> changes = registry.TakeChanges();
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].ref.name, "two");
+  ASSERT_EQ(registry.Errors().size(), 1u);
+  EXPECT_EQ(registry.Errors()[0].source.line, 1);
+  EXPECT_EQ(registry.Errors()[0].message,
+            "a.yaml:1: A one: refused: metadata.annotations: keys and values hold 41 bytes, more "
+            "than the limit of 16 (limits.max_annotation_bytes); keeping its last good version");
+  EXPECT_EQ(registry.Locate(sdk::ObjectRef{"", "A", "", "one"}).size(), 1u);
+
+  // Three documents where two are allowed: the file is refused whole, nothing changes.
+  dir.Write("a.yaml", doc("one", "v3") + "---\n" + doc("two", "v3") + "---\n" + doc("x", ""));
+  read = ReadFileDocuments(dir.path(), "a.yaml", options);
+  EXPECT_EQ(read.state, FileDocuments::State::kUnparsable);
+  registry.Update("a.yaml", std::move(read));
+  EXPECT_TRUE(registry.TakeChanges().empty());
+  ASSERT_EQ(registry.Errors().size(), 1u);
+  EXPECT_EQ(registry.Errors()[0].message,
+            "a.yaml: 3 documents, more than the limit of 2 (limits.max_objects_per_file); "
+            "refusing the file; keeping the 2 objects it last defined");
+
+  // A new object refused at once has nothing to keep.
+  dir.Write("b.yaml", doc("new", std::string(40, 'x')));
+  registry.Update("b.yaml", ReadFileDocuments(dir.path(), "b.yaml", options));
+  EXPECT_TRUE(registry.TakeChanges().empty());
+  EXPECT_TRUE(registry.Locate(sdk::ObjectRef{"", "A", "", "new"}).empty());
+}
+
+TEST(ObjectLimitsTest, FileOverMaxFileBytesIsRefusedUnread) {
+  TempDir dir;
+  dir.Write("big.yaml", std::string(4096, '#'));
+  auto text = ReadFileText(dir.path() / "big.yaml", 1000);
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(text.status().message(),
+            "file is larger than 1000 bytes (4096 bytes, limits.max_file_bytes); refusing it");
+}
+
+TEST(FileReadWorkerTest, ReadsInOrderOnceAndAgainWhenHandedWhileReading) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> reads;
+  std::vector<std::string> done;
+  bool release = false;
+  FileReadWorker worker(
+      [&](const std::string& file) {
+        std::unique_lock<std::mutex> lock(mu);
+        reads.push_back(file);
+        cv.notify_all();
+        // The first read waits until the test has handed more files.
+        cv.wait(lock, [&] { return release || reads.size() > 1; });
+        return FileDocuments();
+      },
+      [&](const std::string& file, FileDocuments) {
+        std::lock_guard<std::mutex> lock(mu);
+        done.push_back(file);
+        cv.notify_all();
+      });
+  worker.Enqueue("a");
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return reads.size() == 1; }));
+  }
+  EXPECT_TRUE(worker.Holds("a"));
+  worker.Enqueue("a");  // while being read: read again afterwards
+  worker.Enqueue("b");
+  worker.Enqueue("b");  // queued: once
+  EXPECT_TRUE(worker.Holds("b"));
+  EXPECT_FALSE(worker.Holds("c"));
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    release = true;
+    cv.notify_all();
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return done.size() == 3; }));
+    EXPECT_EQ(reads, (std::vector<std::string>{"a", "a", "b"}));
+    EXPECT_EQ(done, (std::vector<std::string>{"a", "a", "b"}));
+  }
+  worker.Stop();
+  EXPECT_FALSE(worker.Holds("a"));
+  worker.Enqueue("c");  // after Stop: ignored
+}
+
+// BatchLog records what a FileConfigCenter delivers, in order, as "name=annotation" (the
+// annotation cut to 8 bytes).
+class BatchLog : public ConfigListener {
+ public:
+  void OnChanges(std::vector<ConfigChange> changes, bool) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const ConfigChange& change : changes) {
+      std::string note = change.doc ? json::GetString(*change.doc, "metadata.annotations.n") : "";
+      delivered_.push_back(change.ref.name + "=" + note.substr(0, 8));
+    }
+    cv_.notify_all();
+  }
+  // WaitFor waits (at most 30 s) until `entry` was delivered; returns everything delivered.
+  std::vector<std::string> WaitFor(const std::string& entry) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(30), [&] {
+      return std::find(delivered_.begin(), delivered_.end(), entry) != delivered_.end();
+    });
+    return delivered_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> delivered_;
+};
+
+TEST(FileConfigCenterLimitsTest, LargeFileDoesNotDelayAnEditOfAnotherFile) {
+  TempDir dir;
+  auto doc = [](const std::string& name, const std::string& note) {
+    return "apiVersion: v1\nkind: A\nmetadata:\n  name: " + name + "\n  annotations: {n: \"" +
+           note + "\"}\n";
+  };
+  // Large from the start: the initial batch still holds it (Start() reads everything).
+  dir.Write("big.yaml", doc("big", "v1" + std::string(100 * 1024, '1')));
+  dir.Write("small.yaml", doc("small", "v1"));
+  FileConfigCenterOptions options;
+  options.dir = dir.path();
+  options.identifier = KindAndName;
+  options.debounce = std::chrono::milliseconds(5);
+  options.large_file_bytes = 64 * 1024;
+  options.object_limits.max_annotation_bytes = 16 << 20;
+  options.object_limits.max_object_bytes = 16 << 20;
+  BatchLog log;
+  FileConfigCenter center(options);
+  ASSERT_TRUE(center.Start(&log).ok());
+  EXPECT_EQ(log.WaitFor("small=v1"), (std::vector<std::string>{"big=v1111111", "small=v1"}));
+
+  // 8 MB in one annotation (within the object limits here): parsing it takes long enough (about
+  // half a second in a debug build) that an edit of another file, made right after, comes first.
+  dir.Write("big.yaml.staged", doc("big", "v2" + std::string(8 << 20, '2')));
+  fs::rename(dir.path() / "big.yaml.staged", dir.path() / "big.yaml");
+  dir.Write("small.yaml.staged", doc("small", "v2"));
+  fs::rename(dir.path() / "small.yaml.staged", dir.path() / "small.yaml");
+  EXPECT_EQ(log.WaitFor("small=v2"),
+            (std::vector<std::string>{"big=v1111111", "small=v1", "small=v2"}));
+  EXPECT_EQ(log.WaitFor("big=v2222222"),
+            (std::vector<std::string>{"big=v1111111", "small=v1", "small=v2", "big=v2222222"}));
+  center.Stop();
+}
+
+TEST(FileConfigCenterLimitsTest, FileWrittenWithoutPauseDoesNotDelayAnotherFile) {
+  TempDir dir;
+  dir.Write("busy.yaml", "# being written\n");
+  dir.Write("small.yaml", "apiVersion: v1\nkind: A\nmetadata: {name: small}\n");
+  FileConfigCenterOptions options;
+  options.dir = dir.path();
+  options.identifier = KindAndName;
+  options.debounce = std::chrono::milliseconds(20);
+  options.max_delay = std::chrono::seconds(60);  // busy.yaml is never quiet while written
+  BatchLog log;
+  FileConfigCenter center(options);
+  ASSERT_TRUE(center.Start(&log).ok());
+  ASSERT_EQ(log.WaitFor("small="), (std::vector<std::string>{"small="}));
+
+  // A writer appends to busy.yaml without pause until small.yaml's edit is delivered.
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    std::ofstream out(dir.path() / "busy.yaml", std::ios::app | std::ios::binary);
+    const std::string chunk = "# " + std::string(4094, '.') + "\n";
+    while (!done.load()) out.write(chunk.data(), chunk.size()).flush();
+  });
+  dir.Write("small.yaml.staged",
+            "apiVersion: v1\nkind: A\nmetadata: {name: small, annotations: {n: v2}}\n");
+  fs::rename(dir.path() / "small.yaml.staged", dir.path() / "small.yaml");
+  auto started = std::chrono::steady_clock::now();
+  std::vector<std::string> delivered = log.WaitFor("small=v2");
+  auto waited = std::chrono::steady_clock::now() - started;
+  done = true;
+  writer.join();
+  EXPECT_EQ(delivered, (std::vector<std::string>{"small=", "small=v2"}));
+  EXPECT_LT(waited, std::chrono::seconds(5)) << "the edit waited for the other file's writes";
+  center.Stop();
+}
+
+TEST(FieldLinesTest, LinesOfFieldsInTheRightDocument) {
+  TempDir dir;
+  dir.Write("r.yaml",
+            "kind: A\nmetadata: {name: first}\n"  // 1-2
+            "---\n"                               // 3
+            "# second\n"                          // 4
+            "kind: A\n"                           // 5
+            "metadata:\n"                         // 6
+            "  name: second\n"                    // 7
+            "  labels: {\"a.b/c\": x}\n"          // 8
+            "spec:\n"                             // 9
+            "  rules:\n"                          // 10
+            "  - matches:\n"                      // 11
+            "    - path: {type: Prefix}\n"        // 12
+            "    - path:\n"                       // 13
+            "        type: Nope\n");              // 14
+  std::vector<int> lines =
+      FieldLines(dir.path() / "r.yaml", 5,
+                 {"spec.rules[0].matches[1].path.type", "spec.rules[0].matches[0].path",
+                  "metadata.labels[\"a.b/c\"]", "", "spec.rules[3]", "spec.missing.deeper"},
+                 1 << 20);
+  EXPECT_EQ(lines, (std::vector<int>{14, 12, 8, 5, 10, 9}));
+  EXPECT_EQ(FieldLines(dir.path() / "r.yaml", 1, {"metadata.name"}, 1 << 20),
+            (std::vector<int>{2}));
+  // Too large to parse again, or gone: the document's line.
+  EXPECT_EQ(FieldLines(dir.path() / "r.yaml", 5, {"spec"}, 10), (std::vector<int>{5}));
+  EXPECT_EQ(FieldLines(dir.path() / "gone.yaml", 5, {"spec"}, 1 << 20), (std::vector<int>{5}));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #ifndef PORTICO_CONTROLLER_CENTER_CONFIG_CENTER_H_
 #define PORTICO_CONTROLLER_CENTER_CONFIG_CENTER_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -47,12 +48,25 @@ struct ConfigChange {
   SourceLocation source;
 };
 
+// FieldViolation is one problem of an object at one field.
+struct FieldViolation {
+  std::string field;    // "spec.rules[0].matches[0].path.type"; "" for the object as a whole
+  std::string message;  // "must be one of "Exact", "PathPrefix" (got "Prefix")"
+  int line = 0;         // where the field is written in SourceLocation::file; 0 when unknown
+};
+
 // ConfigError is a problem with a source: a file that does not parse, a document without
-// apiVersion/kind/name, a duplicate claim. `object` is set when the error concerns one object.
+// apiVersion/kind/name, a duplicate claim, an object refused. `object` is set when the error
+// concerns one object.
 struct ConfigError {
   SourceLocation source;
   std::string object;   // e.g. "HTTPRoute default/web"; empty for file-level errors
   std::string message;  // names the file, line and field
+  // An object refused by the controller (schema, processor): every violation, and the
+  // generation refused and the one still serving (0: none).
+  std::vector<FieldViolation> violations;
+  int64_t refused_generation = 0;
+  int64_t serving_generation = 0;
 };
 
 // ObjectIdentifier computes an object's identity from its document (it knows which kinds exist

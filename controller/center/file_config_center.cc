@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -61,6 +62,13 @@ Status FileConfigCenter::Start(ConfigListener* listener) {
     return scanned;
   }
   running_ = true;
+  worker_ = std::make_unique<FileReadWorker>(
+      [this](const std::string& file) {
+        FileReadOptions read_options{options_.limits, options_.max_file_bytes,
+                                     options_.object_limits, &options_.identifier};
+        return ReadFileDocuments(root_, file, read_options);
+      },
+      [this](const std::string& file, FileDocuments read) { ApplyRead(file, std::move(read)); });
   thread_ = std::thread([this] { Run(); });
   return OkStatus();
 }
@@ -69,23 +77,32 @@ void FileConfigCenter::Stop() {
   stopping_ = true;
   if (watcher_ != nullptr) watcher_->Wake();
   if (thread_.joinable()) thread_.join();
+  if (worker_ != nullptr) worker_->Stop();           // after the watcher: nothing enqueues any more
   std::lock_guard<std::mutex> deliver(deliver_mu_);  // waits for a Resync() delivering
   running_ = false;
 }
 
 void FileConfigCenter::Run() {
   using Clock = std::chrono::steady_clock;
-  std::set<std::string> paths;
-  bool everything = false;
-  bool pending = false;
-  Clock::time_point first;
-  Clock::time_point last;
-  auto deadline = [&] { return std::min(last + options_.debounce, first + options_.max_delay); };
+  // Each path has its own burst: a file written for seconds (60 MB copied in place) does not
+  // hold back an edit of another file, which is read `debounce` after its own last event.
+  struct Burst {
+    Clock::time_point first;
+    Clock::time_point last;
+  };
+  std::map<std::string, Burst> pending;
+  std::optional<Burst> rescan;  // events were lost: everything, once quiet
+  auto ready_at = [&](const Burst& b) {
+    return std::min(b.last + options_.debounce, b.first + options_.max_delay);
+  };
   while (!stopping_.load()) {
     std::chrono::milliseconds timeout(-1);
-    if (pending) {
+    if (!pending.empty() || rescan.has_value()) {
+      Clock::time_point next = Clock::time_point::max();
+      for (const auto& [path, burst] : pending) next = std::min(next, ready_at(burst));
+      if (rescan.has_value()) next = std::min(next, ready_at(*rescan));
       timeout = std::max(std::chrono::milliseconds(0),
-                         std::chrono::ceil<std::chrono::milliseconds>(deadline() - Clock::now()));
+                         std::chrono::ceil<std::chrono::milliseconds>(next - Clock::now()));
     }
     InotifyWatcher::WatchEvents events = watcher_->Wait(timeout);
     if (stopping_.load()) break;
@@ -100,20 +117,33 @@ void FileConfigCenter::Run() {
       std::lock_guard<std::mutex> deliver(deliver_mu_);
       ReportErrors();
     }
-    if (!events.paths.empty() || events.rescan) {
-      if (!pending) first = now;
-      pending = true;
-      last = now;
-      paths.insert(events.paths.begin(), events.paths.end());
-      everything = everything || events.rescan;
+    for (const std::string& path : events.paths) {
+      pending.try_emplace(path, Burst{now, now}).first->second.last = now;
     }
-    if (pending && now >= deadline()) {
+    if (events.rescan) {
+      if (!rescan.has_value()) rescan = Burst{now, now};
+      rescan->last = now;
+    }
+
+    std::set<std::string> ready;
+    bool everything = false;
+    if (rescan.has_value() && now >= ready_at(*rescan)) {
+      everything = true;  // covers every pending path
+      rescan.reset();
+      pending.clear();
+    }
+    for (auto it = pending.begin(); it != pending.end();) {
+      if (now >= ready_at(it->second)) {
+        ready.insert(it->first);
+        it = pending.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (everything || !ready.empty()) {
       std::lock_guard<std::mutex> deliver(deliver_mu_);
-      Status scanned = Scan(paths, everything, /*initial=*/false);  // errors are in Errors()
+      Status scanned = Scan(ready, everything, /*initial=*/false);  // errors are in Errors()
       (void)scanned;
-      paths.clear();
-      everything = false;
-      pending = false;
     }
   }
 }
@@ -154,11 +184,18 @@ Status FileConfigCenter::Scan(const std::set<std::string>& paths, bool everythin
     }
   }
 
-  // Files are read without mu_: Errors(), Apply() and Delete() do not wait for the disk.
-  FileReadOptions read_options{options_.limits, options_.max_file_bytes, &options_.identifier};
+  // Files are read without mu_: Errors(), Apply() and Delete() do not wait for the disk. Large
+  // files, and files the worker still holds (their reads apply in order), go to the worker.
+  FileReadOptions read_options{options_.limits, options_.max_file_bytes, options_.object_limits,
+                               &options_.identifier};
   std::vector<std::pair<std::string, FileDocuments>> reads;
   reads.reserve(files.size());
   for (const std::string& file : files) {
+    if (!initial && worker_ != nullptr && IsLargeFile(file)) {
+      spdlog::debug("config: {} is read apart from other files (large)", file);
+      worker_->Enqueue(file);
+      continue;
+    }
     reads.emplace_back(file, ReadFileDocuments(root_, file, read_options));
   }
   std::vector<ConfigChange> changes;
@@ -176,6 +213,25 @@ Status FileConfigCenter::Scan(const std::set<std::string>& paths, bool everythin
   if (initial || !changes.empty()) listener_->OnChanges(std::move(changes), initial);
   ReportErrors();
   return listed;
+}
+
+bool FileConfigCenter::IsLargeFile(const std::string& file) const {
+  if (worker_->Holds(file)) return true;
+  std::error_code ec;
+  uintmax_t size = std::filesystem::file_size(root_ / file, ec);
+  return !ec && size >= options_.large_file_bytes;
+}
+
+void FileConfigCenter::ApplyRead(const std::string& file, FileDocuments read) {
+  std::lock_guard<std::mutex> deliver(deliver_mu_);
+  std::vector<ConfigChange> changes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    registry_.Update(file, std::move(read));
+    changes = registry_.TakeChanges();
+  }
+  if (!changes.empty()) listener_->OnChanges(std::move(changes), /*initial=*/false);
+  ReportErrors();
 }
 
 std::vector<ConfigError> FileConfigCenter::Errors() const {

@@ -10,9 +10,11 @@
 // are reported; deep nesting and alias bombs are refused per `limits`.
 //
 // Change delivery: Start() reads everything and delivers ONE initial batch on the caller's
-// thread, then a watcher thread collects inotify events until `debounce` passes without one (or
-// `max_delay` since the first), re-reads the files concerned and delivers what really changed as
-// one batch. Atomic renames, partial writes (a truncated or half-written file keeps its objects
+// thread, then a watcher thread collects inotify events until `debounce` passes without one for
+// a path (or `max_delay` since its first), re-reads the files concerned and delivers what really
+// changed as one batch. Files of `large_file_bytes` or more are read by a worker thread instead and
+// delivered in a batch of their own when parsed, so that a 60 MB file never delays an edit of
+// another file. Atomic renames, partial writes (a truncated or half-written file keeps its objects
 // until the write completes) and directories created, moved or removed are handled.
 //
 // Writing: Apply() and Delete() edit the files (source_writer.h: in place, other documents and
@@ -25,9 +27,10 @@
 // itself needs a restart.
 //
 // Thread-safety: as ConfigCenter (config_center.h): OnChanges() is called from one thread at a
-// time (Start()'s caller, the watcher thread, or Resync()'s caller); Errors(), Apply(),
-// Delete(), Resync() and Describe() may be called from any thread, but not from inside
-// OnChanges() or `on_errors`. Ownership: the listener must outlive Stop(); the destructor stops.
+// time (Start()'s caller, the watcher thread, the large-file worker, or Resync()'s caller; one
+// mutex orders them); Errors(), Apply(), Delete(), Resync() and Describe() may be called from
+// any thread, but not from inside OnChanges() or `on_errors`. Ownership: the listener must outlive Stop(); the destructor stops.
+// Stop() waits for a large file being parsed (seconds for tens of MB).
 #ifndef PORTICO_CONTROLLER_CENTER_FILE_CONFIG_CENTER_H_
 #define PORTICO_CONTROLLER_CENTER_FILE_CONFIG_CENTER_H_
 
@@ -45,7 +48,9 @@
 #include <vector>
 
 #include "controller/center/config_center.h"
+#include "controller/center/file_read_worker.h"
 #include "controller/center/inotify_watcher.h"
+#include "controller/center/object_limits.h"
 #include "controller/center/source_registry.h"
 #include "controller/center/yaml_to_json.h"
 
@@ -53,13 +58,21 @@ namespace portico::controller {
 
 struct FileConfigCenterOptions {
   std::filesystem::path dir;
-  // Quiet time after the last event before files are re-read; a burst of writes is one batch.
+  // Quiet time after a path's last event before it is re-read; a burst of writes to a file is
+  // one read, and paths whose bursts end together are one batch. Each path waits for its own
+  // quiet time only: a file being written for seconds does not delay an edit of another.
   std::chrono::milliseconds debounce{50};
-  // A batch is delivered at the latest this long after the first event of a burst, even if
-  // events keep coming.
+  // A path is read at the latest this long after the first event of its burst, even if events
+  // keep coming.
   std::chrono::milliseconds max_delay{2000};
   YamlLimits limits;
   size_t max_file_bytes = 64u << 20;
+  // Per-object and per-file bounds (object_limits.h); an object over them is refused and keeps
+  // its last good version.
+  ObjectLimits object_limits;
+  // Files at least this large are read and parsed by a separate worker (file_read_worker.h)
+  // after Start(), so that they never delay the edits of other files.
+  size_t large_file_bytes = 1u << 20;
   // Identity of a document (required). Called from the watcher thread and Apply()'s callers,
   // so it must be thread-safe.
   ObjectIdentifier identifier;
@@ -96,6 +109,10 @@ class FileConfigCenter : public ConfigCenter {
   // `everything`, the whole directory; delivers the changes (always when `initial`).
   // Requires deliver_mu_.
   Status Scan(const std::set<std::string>& paths, bool everything, bool initial);
+  // IsLargeFile: the worker holds `file` or it has at least large_file_bytes.
+  bool IsLargeFile(const std::string& file) const;
+  // ApplyRead records a read done by the worker and delivers what changed (the worker's thread).
+  void ApplyRead(const std::string& file, FileDocuments read);
   // ReportErrors logs and announces errors that appeared or cleared. Requires deliver_mu_.
   void ReportErrors();
   std::vector<ConfigError> ErrorsLocked() const;
@@ -124,6 +141,8 @@ class FileConfigCenter : public ConfigCenter {
   // Serialises Apply() and Delete(). Taken before mu_.
   std::mutex write_mu_;
 
+  // Reads large files (and every file it holds) after Start(); see large_file_bytes.
+  std::unique_ptr<FileReadWorker> worker_;
   std::unique_ptr<InotifyWatcher> watcher_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};

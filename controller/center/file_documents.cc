@@ -37,7 +37,16 @@ StatusOr<std::string> ReadFileText(const std::filesystem::path& path, size_t max
       return NotFoundError(path.string() + " does not exist");
     return UnavailableError("cannot open: " + std::string(std::strerror(errno)));
   }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) st.st_size = 0;
+  if (st.st_size > 0 && static_cast<size_t>(st.st_size) > max_bytes) {
+    ::close(fd);  // refused without reading it
+    return ResourceExhaustedError("file is larger than " + std::to_string(max_bytes) + " bytes (" +
+                                  std::to_string(st.st_size) +
+                                  " bytes, limits.max_file_bytes); refusing it");
+  }
   std::string text;
+  if (st.st_size > 0) text.reserve(static_cast<size_t>(st.st_size));  // no doubling copies
   char buffer[64 * 1024];
   for (;;) {
     ssize_t n = ::read(fd, buffer, sizeof(buffer));
@@ -112,10 +121,21 @@ FileDocuments ReadFileDocuments(const std::filesystem::path& root, const std::st
     return out;
   }
   StatusOr<std::vector<YamlDocument>> docs = ParseYamlDocuments(*text, rel, options.limits);
+  std::string().swap(*text);  // the documents hold what is needed; a large text goes now
   if (!docs.ok()) {
     out.state = FileDocuments::State::kUnparsable;
     out.errors.push_back(
         {{rel, ErrorLine(docs.status().message(), rel)}, "", docs.status().message()});
+    return out;
+  }
+  if (docs->size() > options.objects.max_objects_per_file) {
+    out.state = FileDocuments::State::kUnparsable;
+    out.errors.push_back({{rel, 0},
+                          "",
+                          rel + ": " + std::to_string(docs->size()) +
+                              " documents, more than the limit of " +
+                              std::to_string(options.objects.max_objects_per_file) +
+                              " (limits.max_objects_per_file); refusing the file"});
     return out;
   }
   out.state = FileDocuments::State::kParsed;
@@ -127,6 +147,15 @@ FileDocuments ReadFileDocuments(const std::filesystem::path& root, const std::st
       out.errors.push_back({{rel, doc.line},
                             DescribeDocument(doc.json),
                             rel + ":" + std::to_string(doc.line) + ": " + ref.status().message()});
+      continue;
+    }
+    if (Status within = CheckObjectLimits(doc.json, options.objects); !within.ok()) {
+      out.refused.emplace_back(*ref, out.errors.size());
+      out.errors.push_back({{rel, doc.line},
+                            ref->Display(),
+                            rel + ":" + std::to_string(doc.line) + ": " + ref->Display() +
+                                ": refused: " + within.message()});
+      rapidjson::Document().Swap(doc.json);  // give the memory back now, not after the file
       continue;
     }
     ParsedDocument parsed;

@@ -16,9 +16,11 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "controller/center/config_center.h"
+#include "controller/center/object_limits.h"
 #include "controller/center/yaml_to_json.h"
 #include "portico/sdk/json.h"
 #include "portico/sdk/status.h"
@@ -47,12 +49,16 @@ struct FileDocuments {
   std::vector<ParsedDocument> objects;  // in document order
   std::vector<ConfigError> errors;
   bool incomplete = false;  // a document lacks apiVersion, kind or metadata.name
+  // Objects whose document was refused by ObjectLimits: the object and the index of its error
+  // in `errors` (SourceRegistry keeps the version the file produced before).
+  std::vector<std::pair<sdk::ObjectRef, size_t>> refused;
 };
 
 // FileReadOptions bound and identify what ReadFileDocuments() reads.
 struct FileReadOptions {
   YamlLimits limits;
   size_t max_file_bytes = 64u << 20;
+  ObjectLimits objects;
   const ObjectIdentifier* identifier = nullptr;  // required
 };
 

@@ -55,9 +55,20 @@ void SourceRegistry::Update(const std::string& file, FileDocuments read) {
   std::vector<ParsedDocument> objects = std::move(read.objects);
   std::vector<ConfigError> errors = std::move(read.errors);
   if (it != files_.end()) {
+    std::set<sdk::ObjectRef> defined;
+    for (const ParsedDocument& object : objects) defined.insert(object.ref);
+    // A refused document keeps the version the file produced before (nothing is lost).
+    for (const auto& [ref, error] : read.refused) {
+      if (defined.count(ref) != 0) continue;
+      for (const ParsedDocument& old : it->second.objects) {
+        if (old.ref != ref) continue;
+        objects.push_back(old);
+        defined.insert(ref);
+        errors[error].message += "; keeping its last good version";
+        break;
+      }
+    }
     if (read.incomplete) {
-      std::set<sdk::ObjectRef> defined;
-      for (const ParsedDocument& object : objects) defined.insert(object.ref);
       std::string names;
       size_t kept = 0;
       for (const ParsedDocument& old : it->second.objects) {

@@ -5,6 +5,8 @@
 //  - A file that does not parse (or cannot be read) keeps the objects it last produced; its
 //    error says how many it keeps.
 //  - A file that parses produces the documents with a valid identity; the others are reported.
+//    A document refused by ObjectLimits (too big) keeps the version of its object the file
+//    produced before, if any.
 //    When some document is incomplete (no apiVersion, kind or metadata.name: an edit or a write
 //    in progress), the objects the file produced before and no longer defines are kept too, and
 //    reported, until the file is complete again: a half-typed document does not delete anything.

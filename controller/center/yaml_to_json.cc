@@ -8,9 +8,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <istream>
 #include <map>
 #include <memory>
-#include <sstream>
+#include <streambuf>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -272,6 +273,15 @@ class JsonBuilder : public YAML::EventHandler {
   rapidjson::Document::AllocatorType anchor_allocator_;
 };
 
+// TextBuffer reads a string_view in place: a file of tens of MB is not copied to be parsed.
+class TextBuffer : public std::streambuf {
+ public:
+  explicit TextBuffer(std::string_view text) {
+    char* begin = const_cast<char*>(text.data());  // the get area is only read
+    setg(begin, begin, begin + text.size());
+  }
+};
+
 }  // namespace
 
 bool PlainScalarIsString(std::string_view text) {
@@ -281,7 +291,8 @@ bool PlainScalarIsString(std::string_view text) {
 
 StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text, std::string_view file,
                                                        const YamlLimits& limits) {
-  std::istringstream in{std::string(text)};
+  TextBuffer buffer(text);
+  std::istream in(&buffer);
   JsonBuilder builder(file, limits);
   try {
     YAML::Parser parser(in);

@@ -48,6 +48,16 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
                  "ConfigSync mutual TLS: the controller's private key");
   Setting(app, flags, "--debounce-ms", &ControllerConfig::debounce_ms,
           "Quiet time in ms before a burst of file edits is read");
+  Setting(app, flags, "--max-object-bytes", &ControllerConfig::max_object_bytes,
+          "Largest object accepted, in bytes of JSON (limits.max_object_bytes)");
+  Setting(app, flags, "--max-annotation-bytes", &ControllerConfig::max_annotation_bytes,
+          "Largest metadata.annotations accepted, keys and values (limits.max_annotation_bytes)");
+  Setting(app, flags, "--max-file-bytes", &ControllerConfig::max_file_bytes,
+          "Largest config file read (limits.max_file_bytes)");
+  Setting(app, flags, "--max-objects-per-file", &ControllerConfig::max_objects_per_file,
+          "Most documents accepted in one config file (limits.max_objects_per_file)");
+  Setting(app, flags, "--large-file-bytes", &ControllerConfig::large_file_bytes,
+          "Files this large are parsed apart from other edits (limits.large_file_bytes)");
   Setting(app, flags, "--workers", &ControllerConfig::workers, "Reconcile worker threads");
   Setting(app, flags, "--log-level", &ControllerConfig::log_level,
           "trace, debug, info, warn, error, critical or off");

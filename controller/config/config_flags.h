@@ -6,7 +6,9 @@
 //   --config FILE  --config-dir DIR  --plugin-dir DIR  --admin-address ADDR  --admin-port N
 //   --admin-port-file PATH  --sync-address ADDR  --sync-port N  --sync-port-file PATH
 //   --sync-log-max-bytes N  --sync-log-max-age-ms N
-//   --debounce-ms N  --workers N  --log-level LEVEL  --testing  --check
+//   --debounce-ms N  --max-object-bytes N  --max-annotation-bytes N  --max-file-bytes N
+//   --max-objects-per-file N  --large-file-bytes N  --workers N  --log-level LEVEL  --testing
+//   --check
 //   --sync-ca-file F --sync-cert-file F --sync-key-file F: ConfigSync mutual TLS with these files
 //     (all three together), replacing the file's [conf_sync_security].
 //

@@ -199,5 +199,54 @@ TEST(ConfigFlagsTest, SyncLogBoundsFromFileAndFlags) {
   EXPECT_NE(bad.status().message().find("sync.log_max_age_ms"), std::string::npos) << bad.status();
 }
 
+TEST(ConfigFlagsTest, LimitsFromFileAndFlags) {
+  ControllerConfig defaults;
+  EXPECT_EQ(defaults.max_object_bytes, 1536u * 1024);
+  EXPECT_EQ(defaults.max_annotation_bytes, 256u * 1024);
+  EXPECT_EQ(defaults.max_file_bytes, uint64_t{64} << 20);
+  EXPECT_EQ(defaults.max_objects_per_file, 10'000u);
+  EXPECT_EQ(defaults.large_file_bytes, uint64_t{1} << 20);
+
+  ControllerConfig config;
+  Status status = ParseConfigToml(
+      "[limits]\nmax_object_bytes = 1000\nmax_annotation_bytes = 100\nmax_file_bytes = 5000\n"
+      "max_objects_per_file = 7\nlarge_file_bytes = 0\n",
+      "c.toml", &config);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(config.max_object_bytes, 1000u);
+  EXPECT_EQ(config.max_annotation_bytes, 100u);
+  EXPECT_EQ(config.max_file_bytes, 5000u);
+  EXPECT_EQ(config.max_objects_per_file, 7u);
+  EXPECT_EQ(config.large_file_bytes, 0u);
+
+  ControllerConfig zero;
+  Status refused = ParseConfigToml("[limits]\n\nmax_objects_per_file = 0\n", "c.toml", &zero);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("c.toml:3: limits.max_objects_per_file: 0 is out of range"),
+            std::string::npos)
+      << refused;
+  ControllerConfig unknown;
+  EXPECT_FALSE(ParseConfigToml("[limits]\nmax_objects = 3\n", "c.toml", &unknown).ok());
+
+  ConfigFlags flags;
+  auto parsed = Parse(
+      {"portico-controller", "--max-object-bytes", "4096", "--max-annotation-bytes", "512",
+       "--max-file-bytes", "8192", "--max-objects-per-file", "3", "--large-file-bytes", "2048"},
+      &flags);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->max_object_bytes, 4096u);
+  EXPECT_EQ(parsed->max_annotation_bytes, 512u);
+  EXPECT_EQ(parsed->max_file_bytes, 8192u);
+  EXPECT_EQ(parsed->max_objects_per_file, 3u);
+  EXPECT_EQ(parsed->large_file_bytes, 2048u);
+
+  ConfigFlags none;
+  auto bad = Parse({"portico-controller", "--max-object-bytes", "0"}, &none);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("limits.max_object_bytes: must be positive"),
+            std::string::npos)
+      << bad.status();
+}
+
 }  // namespace
 }  // namespace portico::controller

@@ -8,6 +8,8 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <string>
+#include <utility>
 
 namespace portico::controller {
 namespace {
@@ -38,6 +40,13 @@ Status ControllerConfig::Validate() const {
   if (admin_address.empty()) return InvalidArgumentError("admin.address: empty");
   if (sync_log_max_bytes == 0) {
     return InvalidArgumentError("sync.log_max_bytes: must be positive");
+  }
+  for (const auto& [name, value] :
+       {std::pair<const char*, uint64_t>{"limits.max_object_bytes", max_object_bytes},
+        {"limits.max_annotation_bytes", max_annotation_bytes},
+        {"limits.max_file_bytes", max_file_bytes},
+        {"limits.max_objects_per_file", max_objects_per_file}}) {
+    if (value == 0) return InvalidArgumentError(std::string(name) + ": must be positive");
   }
   if (sync_log_max_age_ms <= 0) {
     return InvalidArgumentError("sync.log_max_age_ms: " + std::to_string(sync_log_max_age_ms) +
@@ -91,6 +100,22 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, ControllerCo
     config->sync_log_max_bytes = static_cast<uint64_t>(log_bytes);
     PORTICO_RETURN_IF_ERROR(reader.Int("log_max_age_ms", 1, std::numeric_limits<int64_t>::max(),
                                        &config->sync_log_max_age_ms));
+    PORTICO_RETURN_IF_ERROR(reader.Finish());
+  }
+  PORTICO_RETURN_IF_ERROR(status);
+  if (const toml::table* limits = top.Table("limits", &status)) {
+    Reader reader(file, *limits, "limits.");
+    for (const auto& [key, field] :
+         {std::pair<const char*, uint64_t*>{"max_object_bytes", &config->max_object_bytes},
+          {"max_annotation_bytes", &config->max_annotation_bytes},
+          {"max_file_bytes", &config->max_file_bytes},
+          {"max_objects_per_file", &config->max_objects_per_file},
+          {"large_file_bytes", &config->large_file_bytes}}) {
+      int64_t value = static_cast<int64_t>(*field);
+      PORTICO_RETURN_IF_ERROR(reader.Int(key, key == std::string_view("large_file_bytes") ? 0 : 1,
+                                         std::numeric_limits<int64_t>::max(), &value));
+      *field = static_cast<uint64_t>(value);
+    }
     PORTICO_RETURN_IF_ERROR(reader.Finish());
   }
   PORTICO_RETURN_IF_ERROR(status);

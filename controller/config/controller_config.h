@@ -20,6 +20,12 @@
 //   port_file = ""                        # write the bound port here (tests)
 //   log_max_bytes  = 67108864             # change log budget; older gateways resync (snapshot)
 //   log_max_age_ms = 300000               # change log retention (DESIGN.md §5 wants >= 120 s)
+//   [limits]                              # what the config source accepts (issue 15)
+//   max_object_bytes     = 1572864        # one object as JSON (the API server's 1.5 MiB)
+//   max_annotation_bytes = 262144         # metadata.annotations keys and values (256 KiB)
+//   max_file_bytes       = 67108864       # one file; larger ones are refused unread
+//   max_objects_per_file = 10000          # documents in one file
+//   large_file_bytes     = 1048576        # files this large are parsed apart from the others
 //   [conf_sync_security]                  # mutual TLS for ConfigSync (core/sync/sync_security.h)
 //   active = "prod"
 //   [[conf_sync_security.certs]]
@@ -55,6 +61,12 @@ struct ControllerConfig {
   int64_t sync_log_max_age_ms = 300'000;
   core::SyncSecurity sync_security;  // [conf_sync_security]; disabled (plaintext) when absent
   int debounce_ms = 50;
+  // [limits]: refused objects and files keep their last good version (file_config_center.h).
+  uint64_t max_object_bytes = uint64_t{1536} * 1024;
+  uint64_t max_annotation_bytes = uint64_t{256} * 1024;
+  uint64_t max_file_bytes = uint64_t{64} << 20;
+  uint64_t max_objects_per_file = 10'000;
+  uint64_t large_file_bytes = uint64_t{1} << 20;
   int workers = 2;
   std::string log_level = "info";
   bool testing = false;
@@ -62,7 +74,7 @@ struct ControllerConfig {
   std::string config_file;
 
   // Validate checks ranges and names (workers >= 1, debounce_ms >= 0, a known log level,
-  // positive sync log bounds).
+  // positive sync log bounds and limits).
   Status Validate() const;
 };
 

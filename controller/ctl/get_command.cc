@@ -63,7 +63,18 @@ bool IsClusterScoped(const ServerOptions& server, const std::string& kind) {
 }  // namespace
 
 void StripPortico(Value& object) {
-  if (object.IsObject()) object.RemoveMember("portico");
+  if (!object.IsObject()) return;
+  auto portico = object.FindMember("portico");
+  if (portico == object.MemberEnd()) return;
+  if (json::GetString(portico->value, "error").empty()) {
+    object.RemoveMember(portico);
+    return;
+  }
+  if (!portico->value.IsObject()) return;
+  for (const char* name : {"syncedHash", "generation"}) {  // metadata.generation says it
+    auto it = portico->value.FindMember(name);
+    if (it != portico->value.MemberEnd()) portico->value.EraseMember(it);  // keeps the order
+  }
 }
 
 int RunGet(const GetOptions& options, const ServerOptions& server, std::ostream& out,

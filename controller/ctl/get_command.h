@@ -38,7 +38,9 @@ int RunGet(const GetOptions& options, const ServerOptions& server, std::ostream&
            std::ostream& err);
 
 // StripPortico removes the admin API's "portico" member (source, error) from an object, which
-// yaml/json output leaves out as kubectl would.
+// yaml/json output leaves out as kubectl would; except for an object with an error, which keeps
+// what says why (source, error, and for a refused generation the refused and serving
+// generations and every violation with its field and line).
 void StripPortico(rapidjson::Value& object);
 
 }  // namespace portico::ctl

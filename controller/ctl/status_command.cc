@@ -6,6 +6,8 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -105,12 +107,51 @@ void RenderStatusTable(const std::string& server, const Value& info, const Value
   table.Print(out);
 }
 
-void RenderStatusJson(const Value& info, const Value& gateways, std::ostream& out) {
+void RenderErrorTable(const Value& errors, std::ostream& out) {
+  if (!errors.IsArray() || errors.Empty()) return;
+  auto cut = [](std::string s) {
+    if (s.size() > 100) s = s.substr(0, 97) + "...";
+    return s;
+  };
+  auto where = [](const std::string& file, std::optional<int64_t> line) {
+    if (file.empty()) return std::string("-");
+    return line.value_or(0) > 0 ? file + ":" + std::to_string(*line) : file;
+  };
+  TablePrinter table({"WHERE", "OBJECT", "PROBLEM"});
+  for (const Value& e : errors.GetArray()) {
+    std::string file = json::GetString(e, "file");
+    std::string object = json::GetString(e, "object");
+    if (object.empty()) object = "-";
+    const Value* violations = json::Find(e, "violations");
+    if (violations == nullptr || !violations->IsArray() || violations->Empty()) {
+      table.AddRow(
+          {where(file, json::GetInt(e, "line")), object, cut(json::GetString(e, "message"))});
+      continue;
+    }
+    std::string refused = "generation " + Number(e, "refusedGeneration") + " refused; ";
+    std::string serving = Number(e, "servingGeneration");
+    refused += serving == "0" ? "no generation serves" : "generation " + serving + " serves";
+    table.AddRow({where(file, json::GetInt(e, "line")), object, refused});
+    for (const Value& v : violations->GetArray()) {
+      std::string field = json::GetString(v, "field");
+      std::string message = json::GetString(v, "message");
+      std::optional<int64_t> line = json::GetInt(v, "line");
+      table.AddRow({where(file, line ? line : json::GetInt(e, "line")), object,
+                    cut(field.empty() ? message : field + ": " + message)});
+    }
+  }
+  out << '\n';
+  table.Print(out);
+}
+
+void RenderStatusJson(const Value& info, const Value& gateways, std::ostream& out,
+                      const Value* errors) {
   rapidjson::Document doc(rapidjson::kObjectType);
   auto& alloc = doc.GetAllocator();
   doc.AddMember("controller", Value(info, alloc), alloc);
   doc.AddMember("gateways",
                 gateways.IsArray() ? Value(gateways, alloc) : Value(rapidjson::kArrayType), alloc);
+  if (errors != nullptr) doc.AddMember("errors", Value(*errors, alloc), alloc);
   rapidjson::StringBuffer buffer;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
   w.SetIndent(' ', 4);
@@ -136,8 +177,14 @@ int RunStatus(const StatusOptions& options, const ServerOptions& server, std::os
         << " (is it a portico-controller admin API?)\n";
     return 1;
   }
+  StatusOr<rapidjson::Document> errors = CallServer(server, "GET", "/api/v1/errors");
+  if (!errors.ok()) {
+    err << errors.status().message() << '\n';
+    return 1;
+  }
+  const Value* error_items = json::Find(*errors, "items");
   if (options.output == "json") {
-    RenderStatusJson(*info, *items, out);
+    RenderStatusJson(*info, *items, out, error_items);
     return 0;
   }
   int64_t now = options.now_unix_s != 0 ? options.now_unix_s
@@ -145,6 +192,7 @@ int RunStatus(const StatusOptions& options, const ServerOptions& server, std::os
                                               std::chrono::system_clock::now().time_since_epoch())
                                               .count();
   RenderStatusTable(server.server, *info, *items, now, out);
+  if (error_items != nullptr) RenderErrorTable(*error_items, out);
   return 0;
 }
 

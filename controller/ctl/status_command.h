@@ -1,5 +1,5 @@
 // status_command.h: `portico-ctl status`, a controller's state and the gateways connected to it
-// over ConfigSync, from its admin API (GET /api/v1/info and /api/v1/gateways).
+// over ConfigSync, from its admin API (GET /api/v1/info, /api/v1/gateways and /api/v1/errors).
 //
 //   portico-ctl status [--server URL] [-o table|json]
 //
@@ -8,7 +8,12 @@
 //   NAME  SERVES  ADDRESSES  ACKED  HEAD  LAG  NACKS  CONNECTED-SINCE
 // SERVES lists the served Gateways ("ns/name") and "class=NAME" for a served GatewayClass; HEAD
 // is the newest version told to the gateway; LAG is the store's head minus ACKED.
-// json prints {"controller": <info>, "gateways": [<gateway>...]} as the admin API answers them.
+// Then, when the controller reports problems (GET /api/v1/errors), rows
+//   WHERE  OBJECT  PROBLEM
+// one per error, and one per violation of a refused object ("web.yaml:14  HTTPRoute default/web
+// spec.rules[0].matches[0].path.type: must be ..."), the problem cut to 100 characters.
+// json prints {"controller": <info>, "gateways": [<gateway>...], "errors": [<error>...]} as the
+// admin API answers them.
 // Exit status 0, or 1 when the controller cannot be asked (the reason on stderr).
 //
 // Thread-safety: runs on the main thread; the Render functions are pure.
@@ -41,9 +46,14 @@ int RunStatus(const StatusOptions& options, const ServerOptions& server, std::os
 void RenderStatusTable(const std::string& server, const rapidjson::Value& info,
                        const rapidjson::Value& gateways, int64_t now_unix_s, std::ostream& out);
 
-// RenderStatusJson prints {"controller": info, "gateways": gateways}, indented.
+// RenderErrorTable prints the rows of `errors` (the "items" of GET /api/v1/errors); nothing when
+// there are none.
+void RenderErrorTable(const rapidjson::Value& errors, std::ostream& out);
+
+// RenderStatusJson prints {"controller": info, "gateways": gateways, "errors": errors} (errors
+// left out when null), indented.
 void RenderStatusJson(const rapidjson::Value& info, const rapidjson::Value& gateways,
-                      std::ostream& out);
+                      std::ostream& out, const rapidjson::Value* errors = nullptr);
 
 }  // namespace portico::ctl
 

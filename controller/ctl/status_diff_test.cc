@@ -90,6 +90,27 @@ TEST(DiffSyncedTest, RefusesAnswersOfAnotherShape) {
   EXPECT_THAT(c.status().message(), HasSubstr("kinds[\"Service\"][\"a/b\"]"));
 }
 
+TEST(StatusRenderTest, ErrorRowsListEveryViolation) {
+  rapidjson::Document errors = ParseJson(R"j([
+    {"file":"bad.yaml","line":3,"object":"","message":"bad.yaml:3:1: bad indent"},
+    {"file":"web.yaml","line":2,"object":"HTTPRoute default/web","message":"...",
+     "refusedGeneration":5,"servingGeneration":4,
+     "violations":[{"field":"spec.a","line":9,"message":"must be a string (got 1)"},
+                   {"field":"","message":"no good"}]}])j");
+  std::ostringstream out;
+  RenderErrorTable(errors, out);
+  EXPECT_EQ(out.str(),
+            "\n"
+            "WHERE        OBJECT                  PROBLEM\n"
+            "bad.yaml:3   -                       bad.yaml:3:1: bad indent\n"
+            "web.yaml:2   HTTPRoute default/web   generation 5 refused; generation 4 serves\n"
+            "web.yaml:9   HTTPRoute default/web   spec.a: must be a string (got 1)\n"
+            "web.yaml:2   HTTPRoute default/web   no good\n");
+  std::ostringstream none;
+  RenderErrorTable(ParseJson("[]"), none);
+  EXPECT_EQ(none.str(), "");
+}
+
 TEST(StatusRenderTest, SummaryAndGatewayRows) {
   rapidjson::Document info = ParseJson(R"({"serverId":"0123456789abcdef","version":"1.0.0",
     "configSource":"file:/etc/portico","ready":true,"head":57,"objectsTotal":12,

@@ -12,10 +12,13 @@ RenderedObject RenderObject(const RenderInput& input, std::string_view now) {
     if (!status->IsObject()) status->SetObject();
     ApplySyncFeedback(*input.feedback, *status, status->GetAllocator());
   }
+  if (input.refusal.has_value()) {
+    ApplyRefusal(*input.refusal, input.generation, *status, status->GetAllocator());
+  }
   StampConditions(*status, status->GetAllocator(), input.previous_status.get(), input.generation,
                   now);
-  const bool with_status =
-      input.status.has_value() || !input.contributions.empty() || input.feedback.has_value();
+  const bool with_status = input.status.has_value() || !input.contributions.empty() ||
+                           input.feedback.has_value() || input.refusal.has_value();
   if (IsSecret(input.ref) || !input.doc->IsObject()) {
     rapidjson::Document view;
     view.CopyFrom(*input.doc, view.GetAllocator());
@@ -47,12 +50,17 @@ RenderedObject RenderObject(const RenderInput& input, std::string_view now) {
 }
 
 std::string RenderRaw(const sdk::ObjectRef& ref, const rapidjson::Value& raw, int64_t generation,
-                      std::string_view creation_timestamp) {
+                      std::string_view creation_timestamp, const Refusal* refusal) {
   rapidjson::Document view;
   view.CopyFrom(raw, view.GetAllocator());
   if (view.IsObject()) {
     view.RemoveMember("status");
     SetMetadataStamps(view, view.GetAllocator(), generation, creation_timestamp);
+    if (refusal != nullptr) {
+      rapidjson::Value status(rapidjson::kObjectType);
+      ApplyRefusal(*refusal, 0, status, view.GetAllocator());
+      view.AddMember("status", status, view.GetAllocator());
+    }
     if (IsSecret(ref)) RedactSecret(view, view.GetAllocator());
   }
   return json::Serialize(view);

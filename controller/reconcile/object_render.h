@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/reconcile/refusal.h"
 #include "controller/reconcile/status_aggregation.h"
 #include "controller/reconcile/sync_feedback.h"
 #include "portico/sdk/json.h"
@@ -31,6 +32,7 @@ struct RenderInput {
   std::vector<StatusContribution> contributions;
   std::shared_ptr<const rapidjson::Document> previous_status;  // last rendered; may be null
   std::optional<SyncFeedback> feedback;  // what gateways reported (sync_feedback.h)
+  std::optional<Refusal> refusal;        // a newer generation refused (refusal.h)
 };
 
 // RenderedObject is a rendering: the status shown (kept to stamp the next rendering) and the
@@ -42,13 +44,15 @@ struct RenderedObject {
 
 // RenderObject renders an accepted object; `now` (RFC 3339) stamps conditions that changed.
 // The "status" member is present when the processor wrote a status, contributions exist or
-// gateways gave feedback (folded in by ApplySyncFeedback before stamping).
+// gateways gave feedback (folded in by ApplySyncFeedback before stamping) or a newer generation
+// was refused (ApplyRefusal, before stamping).
 RenderedObject RenderObject(const RenderInput& input, std::string_view now);
 
 // RenderRaw renders an object never accepted: its document as written, with metadata stamps
-// and no status (redacted when it is a Secret).
+// and no status but the refusal's Accepted=False condition, if any (redacted when it is a
+// Secret).
 std::string RenderRaw(const sdk::ObjectRef& ref, const rapidjson::Value& raw, int64_t generation,
-                      std::string_view creation_timestamp);
+                      std::string_view creation_timestamp, const Refusal* refusal = nullptr);
 
 }  // namespace portico::controller
 

@@ -117,14 +117,19 @@ ObjectTable::Committed ObjectTable::CommitResult(const std::string& key, GoodRes
   out.old_labels = std::move(e.good.labels);
   e.good = std::move(result);
   e.error.clear();
+  e.refusal.reset();
   out.affected_targets = ReplaceContributionsLocked(key, std::move(contributions));
   return out;
 }
 
-void ObjectTable::SetError(const std::string& key, std::string error) {
+bool ObjectTable::SetError(const std::string& key, std::string error,
+                           std::optional<Refusal> refusal) {
   std::unique_lock lock(mu_);
   auto it = entries_.find(key);
-  if (it != entries_.end()) it->second.error = std::move(error);
+  if (it == entries_.end()) return false;
+  it->second.error = std::move(error);
+  it->second.refusal = std::move(refusal);
+  return it->second.good.doc != nullptr;
 }
 
 std::optional<RenderInput> ObjectTable::RenderSnapshot(const std::string& key) const {
@@ -141,6 +146,7 @@ std::optional<RenderInput> ObjectTable::RenderSnapshot(const std::string& key) c
   in.status = e.good.status_json;
   in.previous_status = e.rendered_status;
   in.feedback = e.feedback;
+  in.refusal = e.refusal;
   if (auto t = by_target_.find(key); t != by_target_.end()) {
     for (const auto& [contributor, list] : t->second) {
       in.contributions.insert(in.contributions.end(), list.begin(), list.end());
@@ -225,12 +231,15 @@ ObjectView ObjectTable::ViewLocked(const Entry& e) const {
   if (!e.view_json.empty()) {
     view.json = e.view_json;
   } else if (e.raw != nullptr) {
-    view.json = RenderRaw(e.ref, *e.raw, e.generation, e.creation_timestamp);
+    view.json = RenderRaw(e.ref, *e.raw, e.generation, e.creation_timestamp,
+                          e.refusal.has_value() ? &*e.refusal : nullptr);
   }
   view.source = e.source;
   view.generation = e.generation;
   view.synced_hash = e.good.synced_hash;
   view.error = e.error;
+  view.refusal = e.refusal;
+  view.serving_generation = e.good.doc != nullptr ? e.good.generation : 0;
   return view;
 }
 
@@ -251,6 +260,15 @@ std::vector<ObjectView> ObjectTable::List(const core::KindInfo* kind, std::strin
     const Entry& e = it->second;
     if (e.deleted || (!ns.empty() && e.ref.ns != ns)) continue;
     out.push_back(ViewLocked(e));
+  }
+  return out;
+}
+
+std::vector<ObjectView> ObjectTable::Refused() const {
+  std::vector<ObjectView> out;
+  std::shared_lock lock(mu_);
+  for (const auto& [key, e] : entries_) {
+    if (!e.deleted && e.refusal.has_value()) out.push_back(ViewLocked(e));
   }
   return out;
 }

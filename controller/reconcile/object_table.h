@@ -114,8 +114,11 @@ class ObjectTable {
   // contributions with `contributions`.
   Committed CommitResult(const std::string& key, GoodResult result,
                          ContributionsByTarget contributions);
-  // SetError records the object's last error (the good result stays).
-  void SetError(const std::string& key, std::string error);
+  // SetError records the object's last error (the good result stays) and, with `refusal`, that
+  // this generation was refused (shown in its status; cleared by CommitResult). Returns whether
+  // the object has a good result to re-render.
+  bool SetError(const std::string& key, std::string error,
+                std::optional<Refusal> refusal = std::nullopt);
   // RenderSnapshot copies what rendering needs; nullopt when the object is gone or never good.
   std::optional<RenderInput> RenderSnapshot(const std::string& key) const;
   void SetRendered(const std::string& key, RenderedObject rendered);
@@ -137,6 +140,8 @@ class ObjectTable {
   std::optional<ObjectView> View(const std::string& key) const;
   // List returns the objects of `kind` (nullptr: all) in `ns` ("": all), sorted by key.
   std::vector<ObjectView> List(const core::KindInfo* kind, std::string_view ns) const;
+  // Refused lists the objects whose newest generation was refused, sorted by key.
+  std::vector<ObjectView> Refused() const;
   size_t Size() const;
 
  private:
@@ -156,6 +161,7 @@ class ObjectTable {
     std::shared_ptr<const rapidjson::Document> rendered_status;
     std::string view_json;
     std::string error;
+    std::optional<Refusal> refusal;        // the newest generation was refused
     std::optional<SyncFeedback> feedback;  // from gateways (sync_feedback.h)
   };
   static std::string SecretKey(std::string_view ns, std::string_view name);

@@ -16,7 +16,8 @@ StatusOr<ObjectValidator> ObjectValidator::Create(const core::KindRegistry& regi
   return validator;
 }
 
-StatusOr<ValidatedObject> ObjectValidator::Validate(rapidjson::Document& doc) const {
+StatusOr<ValidatedObject> ObjectValidator::Validate(rapidjson::Document& doc,
+                                                    std::vector<FieldViolation>* violations) const {
   if (!doc.IsObject()) return InvalidArgumentError("document is not an object");
   std::string api_version = json::GetString(doc, "apiVersion");
   std::string kind_name = json::GetString(doc, "kind");
@@ -60,7 +61,17 @@ StatusOr<ValidatedObject> ObjectValidator::Validate(rapidjson::Document& doc) co
   auto schema = schemas_.find(out.kind->id);
   if (schema != schemas_.end()) {
     schema->second.ApplyDefaults(doc);
-    PORTICO_RETURN_IF_ERROR(schema->second.Validate(doc, out.ref.Display()));
+    if (violations == nullptr) {
+      PORTICO_RETURN_IF_ERROR(schema->second.Validate(doc, out.ref.Display()));
+    } else {
+      std::string message;
+      for (core::SchemaViolation& v : schema->second.Violations(doc)) {
+        message += (message.empty() ? "" : "; ") +
+                   (v.field.empty() ? v.reason : v.field + ": " + v.reason);
+        violations->push_back({std::move(v.field), std::move(v.reason)});
+      }
+      if (!message.empty()) return InvalidArgumentError(out.ref.Display() + ": " + message);
+    }
   }
   return out;
 }

@@ -10,7 +10,9 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "controller/center/config_center.h"
 #include "core/common/json_schema.h"
 #include "core/plugin/kind_registry.h"
 #include "portico/sdk/json.h"
@@ -35,7 +37,10 @@ class ObjectValidator {
   // Validate identifies `doc`'s kind, defaults it in place and validates it. Errors name the
   // object ("HTTPRoute default/web") and the field; an unknown kind names the apiVersion/kind
   // and says which plugins are loaded.
-  StatusOr<ValidatedObject> Validate(rapidjson::Document& doc) const;
+  // With `violations`, a document failing its schema gets every violation listed there and in
+  // the error's message (joined by "; "), not only the first.
+  StatusOr<ValidatedObject> Validate(rapidjson::Document& doc,
+                                     std::vector<FieldViolation>* violations = nullptr) const;
 
  private:
   explicit ObjectValidator(const core::KindRegistry* registry) : registry_(registry) {}

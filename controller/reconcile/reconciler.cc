@@ -168,32 +168,48 @@ struct Reconciler::Impl final : public HostServices {
   }
 
   // Fail records an error on the object; the previous good result stays.
-  void Fail(const std::string& key, const sdk::ObjectRef& ref, const rapidjson::Value& raw,
-            const Status& status) {
+  // Fail records an error on the object and that its generation was refused (shown in its
+  // status, refusal.h); the previous good result stays. `violations`: every problem found
+  // (empty: the status's message is the one).
+  void Fail(const std::string& key, const ObjectTable::WorkItem& item, const Status& status,
+            std::vector<FieldViolation> violations = {}) {
+    const sdk::ObjectRef& ref = item.ref;
     failed.fetch_add(1, std::memory_order_relaxed);
     std::string message = status.message();
-    if (IsSecret(ref)) message = RedactSecretText(std::move(message), raw);
+    if (IsSecret(ref)) message = RedactSecretText(std::move(message), *item.raw);
     // Errors usually name the object already ("HTTPRoute default/web: spec...").
-    if (message.starts_with(ref.Display() + ":")) {
+    const std::string prefix = ref.Display() + ": ";
+    if (message.starts_with(prefix)) {
       spdlog::warn("{}", message);
     } else {
       spdlog::warn("{}: {}", ref.Display(), message);
     }
-    table.SetError(key, std::move(message));
+    if (violations.empty()) {
+      violations.push_back(
+          {"", message.starts_with(prefix) ? message.substr(prefix.size()) : message});
+    } else if (IsSecret(ref)) {
+      for (FieldViolation& v : violations) {
+        v.message = RedactSecretText(std::move(v.message), *item.raw);
+      }
+    }
+    bool render =
+        table.SetError(key, std::move(message), Refusal{item.generation, std::move(violations)});
+    if (render) Render(key, /*aggregation=*/false);
   }
 
   void Process(const std::string& key, const ObjectTable::WorkItem& item) {
     // 1. Identify, default and validate a copy of the source document.
     auto doc = std::make_shared<rapidjson::Document>();
     doc->CopyFrom(*item.raw, doc->GetAllocator());
-    StatusOr<ValidatedObject> validated = validator.Validate(*doc);
+    std::vector<FieldViolation> violations;
+    StatusOr<ValidatedObject> validated = validator.Validate(*doc, &violations);
     if (validated.ok() && validated->ref != item.ref) {
       validated = InvalidArgumentError(item.ref.Display() + ": the document names " +
                                        validated->ref.Display());
     }
     if (!validated.ok()) {
       // Kubernetes would refuse it at admission: keep the last good result, show the error.
-      Fail(key, item.ref, *item.raw, validated.status());
+      Fail(key, item, validated.status(), std::move(violations));
       queue.Forget(key);
       return;
     }
@@ -239,7 +255,7 @@ struct Reconciler::Impl final : public HostServices {
     }
     if (status.ok()) status = out.Check();
     if (!status.ok()) {
-      Fail(key, item.ref, *item.raw, status);
+      Fail(key, item, status);
       if (Retryable(status.code()) && table.MarkNeedsProcess(key)) {
         queue.AddRateLimited(key);
       } else {
@@ -266,7 +282,7 @@ struct Reconciler::Impl final : public HostServices {
       auto written = view.has_value() ? synced.Put(StoreKeyOf(item.ref), std::move(view))
                                       : synced.Delete(StoreKeyOf(item.ref));
       if (!written.ok()) {
-        Fail(key, item.ref, *item.raw, written.status());
+        Fail(key, item, written.status());
         queue.Forget(key);
         return;
       }
@@ -501,6 +517,8 @@ bool Reconciler::WaitIdle(std::chrono::milliseconds timeout) const {
 std::vector<ObjectView> Reconciler::List(const core::KindInfo* kind, std::string_view ns) const {
   return impl_->table.List(kind, ns);
 }
+
+std::vector<ObjectView> Reconciler::Refused() const { return impl_->table.Refused(); }
 
 std::optional<ObjectView> Reconciler::Get(const sdk::ObjectRef& ref) const {
   return impl_->table.View(ref.Key());

@@ -34,6 +34,7 @@
 
 #include "controller/center/config_center.h"
 #include "controller/reconcile/object_validator.h"
+#include "controller/reconcile/refusal.h"
 #include "controller/reconcile/sync_feedback.h"
 #include "core/common/clock.h"
 #include "core/plugin/plugin_loader.h"
@@ -67,6 +68,10 @@ struct ObjectView {
   int64_t generation = 0;
   std::string synced_hash;  // "" when the kind syncs nothing for this object
   std::string error;        // the last validation/processing error ("" when none)
+  // The newest generation, refused (every violation), and the generation that keeps serving
+  // (0: none); refusal.h says how the status shows it.
+  std::optional<Refusal> refusal;
+  int64_t serving_generation = 0;
 };
 
 // ReconcilerMetrics are cumulative counters (exported on /metrics).
@@ -110,6 +115,8 @@ class Reconciler : public ConfigListener {
   // List: every object of `kind` (nullptr: all kinds) in `ns` ("" : all namespaces), sorted.
   std::vector<ObjectView> List(const core::KindInfo* kind, std::string_view ns) const;
   std::optional<ObjectView> Get(const sdk::ObjectRef& ref) const;
+  // Refused: the objects whose newest generation was refused, sorted by key.
+  std::vector<ObjectView> Refused() const;
   ReconcilerMetrics Metrics() const;
 
  private:

@@ -115,11 +115,12 @@ TEST(ReconcilerTest, SchemaDefaultsShowAndValidationErrorsKeepTheLastGoodResult)
   EXPECT_EQ(h.Get(t)->generation, 2);
   EXPECT_EQ(h.Processed(ProbeKind("Source")), reader_runs);  // its export did not change
 
-  // Never good: no export, no status, the error.
+  // Never good: no export, no status but the refusal, the error.
   h.Apply({ProbeDoc("Target", "ns", "bad", R"({"mode":5,"export":{}})")});
   ASSERT_TRUE(h.Idle());
   EXPECT_THAT(h.Get(ProbeRef("Target", "ns", "bad"))->error, HasSubstr("spec.mode"));
-  EXPECT_EQ(At(h, ProbeRef("Target", "ns", "bad"), "/status"), "<none>");
+  EXPECT_EQ(At(h, ProbeRef("Target", "ns", "bad"), "/status/conditions/0/status"), R"("False")");
+  EXPECT_EQ(At(h, ProbeRef("Target", "ns", "bad"), "/status/run"), "<none>");
   EXPECT_EQ(At(h, ProbeRef("Target", "ns", "bad"), "/metadata/generation"), "1");
   EXPECT_EQ(At(h, reader, "/status/got"), "[true,false]");
 

@@ -11,14 +11,23 @@
 #define PORTICO_CORE_COMMON_JSON_SCHEMA_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "portico/sdk/json.h"
 #include "portico/sdk/status.h"
 
 namespace portico::core {
+
+// SchemaViolation is one failure of an object against its schema.
+struct SchemaViolation {
+  std::string field;   // "spec.rules[0].matches[0].path.type"; "" for the object itself
+  std::string reason;  // "must be one of "Exact", "PathPrefix" (got "Prefix")"
+  friend bool operator==(const SchemaViolation&, const SchemaViolation&) = default;
+};
 
 // SchemaValidator checks objects against one draft-04 JSON Schema with RapidJSON's validator and
 // turns its first failure into one readable line:
@@ -59,6 +68,13 @@ class SchemaValidator {
   // Only the first failure (in document order) is reported.
   Status Validate(const rapidjson::Value& doc, std::string_view object_name) const;
 
+  // Violations lists every failure of `doc` in document order, at most `max`; empty when `doc`
+  // is valid. Validity is RapidJSON's verdict, as for Validate (they always agree), and the
+  // field Validate reports always has a failure listed at it or below it; the list comes from
+  // a walk of the schema beside the document (json_schema_violations.h) that goes on past the
+  // first failure.
+  std::vector<SchemaViolation> Violations(const rapidjson::Value& doc, size_t max = 100) const;
+
   // ApplyDefaults fills in missing (or null) properties that have a "default" in the schema,
   // recursively and only where the parent object exists, like the Kubernetes API server: a
   // defaulted value is itself defaulted further. Follows "$ref"s and "allOf"; a "default" next
@@ -72,6 +88,8 @@ class SchemaValidator {
 
  private:
   struct Impl;
+  // FirstViolation is RapidJSON's first failure; nullopt when `doc` is valid.
+  std::optional<SchemaViolation> FirstViolation(const rapidjson::Value& doc) const;
   explicit SchemaValidator(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
   std::shared_ptr<Impl> impl_;

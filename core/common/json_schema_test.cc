@@ -330,6 +330,62 @@ TEST(SchemaValidatorTest, LongValuesAreTruncated) {
   EXPECT_LT(message.size(), 200u);
 }
 
+// Lines renders Violations() as "field: reason" lines.
+std::vector<std::string> Lines(const SchemaValidator& v, std::string_view text) {
+  rapidjson::Document doc = MustParse(text);
+  std::vector<std::string> out;
+  for (const SchemaViolation& violation : v.Violations(doc)) {
+    out.push_back(violation.field.empty() ? violation.reason
+                                          : violation.field + ": " + violation.reason);
+  }
+  return out;
+}
+
+TEST(SchemaViolationsTest, EveryViolationInDocumentOrder) {
+  SchemaValidator v = MustCompile();
+  EXPECT_THAT(
+      Lines(v, R"({"kind": "Thing", "spec": {"name": 5, "port": 70000, "hostnames": ["ok", "B@d"],
+                  "rules": [{"matchs": []},
+                            {"matches": [{"path": {"type": "Exact"}}, {"path": {"type": "P"}}]}],
+                  "tags": ["a", "a"], "target": {}}})"),
+      ::testing::ElementsAre(
+          "spec.name: must be a string (got 5)", "spec.port: must be <= 65535 (got 70000)",
+          "spec.hostnames[1]: must be a lower-case hostname, matching ^[a-z.]+$ (got \"B@d\")",
+          "spec.rules[0]: unknown field \"matchs\" (did you mean \"matches\"?)",
+          "spec.rules[1].matches[1].path.type: must be one of \"Exact\", \"PathPrefix\", "
+          "\"RegularExpression\" (got \"P\")",
+          "spec.tags[1]: must be unique within the list (got \"a\")",
+          "spec.target: exactly one of \"service\", \"url\" must be set (got none)"));
+  EXPECT_THAT(Lines(v, R"({"spec": {"port": 0}, "extra": 1})"),
+              ::testing::ElementsAre("spec.port: must be >= 1 (got 0)",
+                                     "spec: missing required field \"name\"",
+                                     "unknown field \"extra\"; known fields: kind, metadata, spec",
+                                     "missing required field \"kind\""));
+  EXPECT_TRUE(Lines(v, R"({"kind": "Thing", "spec": {"name": "n"}})").empty());
+}
+
+TEST(SchemaViolationsTest, ASingleFailureIsWhatValidateSays) {
+  SchemaValidator v = MustCompile();
+  for (const char* text : {
+           R"({"kind": "Thing", "spec": {"name": "n", "hostnames": ["a", "b", "c"]}})",
+           R"({"kind": "Thing", "spec": {"name": "n", "tags": ["a", "a"]}})",
+           R"({"kind": "Thing", "spec": {"name": "n", "path": "/a//b"}})",
+           R"({"kind": "Thing", "spec": {"name": "n", "path": "x"}})",
+           R"({"kind": "Thing", "spec": {"name": "n", "targetPort": true}})",
+           R"({"kind": "Thing", "spec": {"name": "n", "port": 8.5}})",
+           R"({"kind": "Thing", "spec": {"name": "n", "ratio": 0}})",
+           R"({"kind": "Thing", "metadata": {"labels": {"app.io/name": "toolong"}},
+               "spec": {"name": "n"}})",
+           R"({"kind": "Thing", "spec": {"name": "n", "target": {"service": "s", "url": "u"}}})",
+           "[]",
+       }) {
+    std::vector<std::string> lines = Lines(v, text);
+    ASSERT_EQ(lines.size(), 1u) << text;
+    EXPECT_EQ(lines[0], Error(v, text, "")) << text;
+  }
+  EXPECT_EQ(v.Violations(MustParse(R"({"spec": {"port": 0}, "extra": 1})"), 2).size(), 2u);
+}
+
 TEST(SchemaValidatorDefaultsTest, FillsNestedDefaultsWhereParentsExist) {
   SchemaValidator v = MustCompile();
   rapidjson::Document doc = MustParse(R"({"kind": "Thing", "spec": {"name": "n",
