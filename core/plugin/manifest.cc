@@ -220,6 +220,16 @@ StatusOr<PluginManifest> ParseManifest(std::string_view text) {
   PORTICO_ASSIGN_OR_RETURN(m.abi_major, AbiNumber(*abi, "major"));
   PORTICO_ASSIGN_OR_RETURN(m.abi_minor, AbiNumber(*abi, "minor"));
 
+  PORTICO_ASSIGN_OR_RETURN(m.libraries, StringArray(doc, "libraries", "libraries", false));
+  for (size_t i = 0; i < m.libraries.size(); ++i) {
+    const std::string& soname = m.libraries[i];
+    if (soname.rfind("lib", 0) != 0 || soname.find(".so") == std::string::npos ||
+        soname.find('/') != std::string::npos) {
+      return FieldError("libraries[" + std::to_string(i) + "]",
+                        "\"" + soname + "\" is not a library soname (e.g. \"libcrypto.so.3\")");
+    }
+  }
+
   const rapidjson::Value* kinds = json::Find(doc, "kinds");
   if (kinds == nullptr) return FieldError("kinds", "missing (an array)");
   if (!kinds->IsArray()) return FieldError("kinds", "expected an array");
