@@ -85,7 +85,8 @@ int RunPluginVerify(const PluginVerifyOptions& options, std::ostream& out, std::
                             "make its hooks return promptly on every input (no unbounded "
                             "loops or waits)"});
       } else {
-        findings.push_back({"the host process " + outcome.Describe() + during,
+        findings.push_back({"the host process " + std::string(outcome.exited ? "" : "was ") +
+                                outcome.Describe() + during,
                             "fix the plugin so no input crashes it (reproduce with the same "
                             "--seed)"});
       }
