@@ -63,17 +63,7 @@ void Scratch(std::span<char> scratch, std::string_view what) {
   scratch[n] = '\0';
 }
 
-std::string Shorten(std::string_view text, size_t most = 300) {
-  std::string out;
-  for (char c : text.substr(0, most)) {
-    auto u = static_cast<unsigned char>(c);
-    out += u < 0x20 || u == 0x7f ? '?' : c;
-  }
-  if (text.size() > most) out += "...(" + std::to_string(text.size()) + " bytes)";
-  return out;
-}
-
-// Fuzzer runs the inputs of one kind.
+// KindExercise runs the inputs of one kind.
 class KindExercise {
  public:
   KindExercise(const core::KindInfo& kind, const controller::ObjectValidator& validator,
@@ -110,7 +100,7 @@ class KindExercise {
     rapidjson::Document& doc = *parsed;
     auto validated = validator_.Validate(doc);
     if (!validated.ok()) {
-      if (refusal_.empty()) refusal_ = Shorten(validated.status().message(), 200);
+      if (refusal_.empty()) refusal_ = OneLine(validated.status().message(), 200);
       return;
     }
     ++valid_;
@@ -134,7 +124,7 @@ class KindExercise {
     if (!checked.ok()) {
       failed_ = true;
       report_.finding({"processor of " + kind_.id.ToString() + " wrote an invalid result (" +
-                           checked.message() + ") for input " + Shorten(json),
+                           checked.message() + ") for input " + OneLine(json),
                        "make it write a JSON object as status and JSON values as export and "
                        "synced view"});
       return;
@@ -155,14 +145,17 @@ class KindExercise {
   std::string refusal_;  // the first schema refusal, to explain a kind no input passed
 };
 
-// SplitReason turns a refusal reason "what; fix" into a finding.
-VerifyFinding SplitReason(const std::string& reason) {
-  size_t at = reason.find("; ");
-  if (at == std::string::npos) return {reason, "fix the plugin and rebuild it"};
-  return {reason.substr(0, at), reason.substr(at + 2)};
-}
-
 }  // namespace
+
+std::string OneLine(std::string_view text, size_t most) {
+  std::string out;
+  for (char c : text.substr(0, most)) {
+    auto u = static_cast<unsigned char>(c);
+    out += u < 0x20 || u == 0x7f ? '?' : c;
+  }
+  if (text.size() > most) out += "...(" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
 
 int ExercisePlugin(const std::filesystem::path& path, const core::ElfDynamic& dynamic,
                    const ExerciseOptions& options, std::span<char> scratch,
@@ -171,7 +164,7 @@ int ExercisePlugin(const std::filesystem::path& path, const core::ElfDynamic& dy
   core::PluginSet set = core::LoadPluginFiles({path}, core::LoadOptions{.resolve_reads = false});
   const core::PluginRecord& record = set.plugins.front();
   if (!record.ok()) {
-    report.finding(SplitReason(record.reason));
+    report.finding(VerifyFinding::FromReason(record.reason));
     return 0;
   }
   const core::PluginManifest& manifest = *record.manifest;

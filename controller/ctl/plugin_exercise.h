@@ -16,6 +16,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "core/plugin/elf_dynamic.h"
 #include "core/plugin/plugin_verify.h"
@@ -33,6 +34,10 @@ struct ExerciseReport {
   std::function<void(const core::VerifyFinding&)> finding;
   std::function<void(const std::string&)> note;
 };
+
+// OneLine makes `text` fit in a finding: control bytes become '?', and past `most` bytes it is
+// cut ("...(N bytes)").
+std::string OneLine(std::string_view text, size_t most = 300);
 
 // ExercisePlugin loads `path` and runs the checks above; `dynamic` is its dynamic symbol table
 // (from core::VerifyPluginFile). Returns the number of inputs fed.

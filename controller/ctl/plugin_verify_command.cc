@@ -21,16 +21,6 @@ std::string Flatten(std::string_view s) {
   return out;
 }
 
-std::string Shorten(std::string_view text, size_t most = 400) {
-  std::string out;
-  for (char c : text.substr(0, most)) {
-    auto u = static_cast<unsigned char>(c);
-    out += u < 0x20 || u == 0x7f ? '?' : c;
-  }
-  if (text.size() > most) out += "...";
-  return out;
-}
-
 }  // namespace
 
 int RunPluginVerify(const PluginVerifyOptions& options, std::ostream& out, std::ostream& err) {
@@ -78,7 +68,7 @@ int RunPluginVerify(const PluginVerifyOptions& options, std::ostream& out, std::
       }
     }
     if (!outcome.ok() || !done) {
-      std::string during = outcome.scratch.empty() ? "" : " while " + Shorten(outcome.scratch);
+      std::string during = outcome.scratch.empty() ? "" : " while " + OneLine(outcome.scratch, 400);
       if (outcome.timed_out) {
         findings.push_back({"hangs: still running after " +
                                 std::to_string(options.timeout_seconds) + " s" + during,

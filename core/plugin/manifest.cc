@@ -278,4 +278,24 @@ std::string_view SyncPolicyName(portico_sync_policy policy) {
   return "never";
 }
 
+std::string_view FilterPhaseName(portico_filter_phase phase) {
+  switch (phase) {
+    case PORTICO_PHASE_EARLY:
+      return "early";
+    case PORTICO_PHASE_AUTHN:
+      return "authn";
+    case PORTICO_PHASE_AUTHZ:
+      return "authz";
+    case PORTICO_PHASE_RATELIMIT:
+      return "ratelimit";
+    case PORTICO_PHASE_TRANSFORM:
+      return "transform";
+    case PORTICO_PHASE_UPSTREAM:
+      return "upstream";
+    case PORTICO_PHASE_RESPONSE:
+      return "response";
+  }
+  return "unknown";
+}
+
 }  // namespace portico::core

@@ -68,6 +68,9 @@ std::vector<std::string> CapabilityNames(uint32_t bits);
 std::string_view ScopeName(portico_kind_scope scope);
 // SyncPolicyName renders "never", "always", "toReferrers" or "attached".
 std::string_view SyncPolicyName(portico_sync_policy policy);
+// FilterPhaseName renders "early", "authn", "authz", "ratelimit", "transform", "upstream" or
+// "response".
+std::string_view FilterPhaseName(portico_filter_phase phase);
 
 }  // namespace portico::core
 

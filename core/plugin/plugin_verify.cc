@@ -43,6 +43,12 @@ std::string VerifyFinding::Line(std::string_view file) const {
   return std::string(file) + ": " + what + "; " + fix;
 }
 
+VerifyFinding VerifyFinding::FromReason(const std::string& reason) {
+  size_t at = reason.find("; ");
+  if (at == std::string::npos) return {reason, "fix the plugin and rebuild it"};
+  return {reason.substr(0, at), reason.substr(at + 2)};
+}
+
 bool IsRuntimeLibrary(std::string_view soname) {
   static constexpr std::string_view kExact[] = {
       "libc.so.6",  "libm.so.6",  "libstdc++.so.6",       "libgcc_s.so.1",        "libpthread.so.0",
@@ -61,11 +67,7 @@ StaticVerification VerifyPluginFile(const std::filesystem::path& path) {
   out.record = PreflightPlugin(path);
   if (!out.record.ok()) {
     // The pre-flight's reason already says what was found and the fix.
-    const std::string& reason = out.record.reason;
-    size_t fix = reason.find("; ");
-    out.findings.push_back(fix == std::string::npos
-                               ? VerifyFinding{reason, "fix the plugin and rebuild it"}
-                               : VerifyFinding{reason.substr(0, fix), reason.substr(fix + 2)});
+    out.findings.push_back(VerifyFinding::FromReason(out.record.reason));
   }
   auto bytes = ReadFileBytes(path);
   if (!bytes.ok()) return out;

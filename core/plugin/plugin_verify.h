@@ -29,6 +29,8 @@ struct VerifyFinding {
 
   // Line renders "<file>: <what>; <fix>".
   std::string Line(std::string_view file) const;
+  // FromReason splits a refusal reason of the hosts ("what; fix", PluginRecord::reason).
+  static VerifyFinding FromReason(const std::string& reason);
 };
 
 // IsRuntimeLibrary is true for the libraries every plugin may need: glibc's (libc, libm,

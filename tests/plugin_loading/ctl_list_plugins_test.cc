@@ -149,10 +149,18 @@ TEST(CtlListPluginsTest, EmptyAndMissingDirectories) {
   EXPECT_THAT(missing.out, HasSubstr("does not exist"));
 }
 
-TEST(CtlListPluginsTest, TargetIsNotImplementedYet) {
-  CtlRun run = RunCtl("list-plugins --target gateway", true);
-  EXPECT_EQ(run.exit_code, 2);
-  EXPECT_THAT(run.out, HasSubstr("not implemented until the admin API exists"));
+// --target gateway asks the controller (or, with --address, one gateway); the integration test
+// gateway_plugins_test.py runs it against real processes. Here: nothing listens.
+TEST(CtlListPluginsTest, TargetGatewayWithNobodyListeningIsAnErrorNamingWhom) {
+  CtlRun run = RunCtl("list-plugins --target gateway --server http://127.0.0.1:1", true);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.out, HasSubstr("127.0.0.1:1"));
+  CtlRun direct = RunCtl("list-plugins --target gateway --address 127.0.0.1:1", true);
+  EXPECT_EQ(direct.exit_code, 1);
+  EXPECT_THAT(direct.out, HasSubstr("127.0.0.1:1"));
+  CtlRun stray = RunCtl("list-plugins --dir /tmp --address 127.0.0.1:1", true);
+  EXPECT_EQ(stray.exit_code, 1);
+  EXPECT_THAT(stray.out, HasSubstr("--address needs --target gateway"));
   EXPECT_NE(RunCtl("list-plugins --target nowhere").exit_code, 0);
   EXPECT_NE(RunCtl("list-plugins --dir /tmp --target gateway").exit_code, 0);
   EXPECT_NE(RunCtl("list-plugins --dir /tmp -o yaml").exit_code, 0);

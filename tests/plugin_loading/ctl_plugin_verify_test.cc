@@ -148,9 +148,9 @@ INSTANTIATE_TEST_SUITE_P(
             {"the host process ", "while processing Widget ", "\"size\":", "no input crashes it"}},
         BrokenCase{PORTICO_VERIFY_FIXTURES_DIR,
                    "hanging-process",
-                   {"hangs: still running after 3 s while processing Widget ",
+                   {"hangs: still running after 5 s while processing Widget ",
                     "\"widgetRef\":", "return promptly"},
-                   "--timeout 3"}),
+                   "--timeout 5"}),
     [](const ::testing::TestParamInfo<BrokenCase>& info) {
       std::string name = info.param.fixture + "_" + std::to_string(info.index);
       for (char& c : name) c = c == '-' ? '_' : c;
