@@ -4,13 +4,12 @@
 // by the plugin_verify_* CTest tests that portico_add_plugin_verify_test() adds.)
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdio.h>
-#include <sys/wait.h>
-
 #include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "tests/plugin_loading/test_dir.h"
 
 namespace portico {
 namespace {
@@ -18,23 +17,11 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct CtlRun {
-  int exit_code = -1;
-  std::string out;  // stdout only: findings, notes, the summary
-};
+using CtlRun = ::portico::testing::ShellRun;
 
 CtlRun RunVerify(const std::string& plugin, const std::string& extra = "") {
-  std::string command =
-      std::string(PORTICO_CTL) + " plugin verify '" + plugin + "' " + extra + " 2>/dev/null";
-  CtlRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  return ::portico::testing::RunShell(std::string(PORTICO_CTL) + " plugin verify '" + plugin +
+                                      "' " + extra + " 2>/dev/null");
 }
 
 std::string Fixture(const char* dir, const std::string& name) {
