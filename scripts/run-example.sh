@@ -12,7 +12,8 @@ export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/portico-ccache}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 cmake --preset release >/dev/null
-cmake --build --preset release -j"${JOBS:-2}"
+# Only the binaries and the plugins the example runs, not the test targets.
+cmake --build --preset release -j"${JOBS:-2}" --target portico_binaries
 bin=$PWD/build/release
 ctl=$bin/controller/ctl/portico-ctl
 

@@ -49,7 +49,10 @@ run_ctest() {  # run_ctest <label> <build dir> <ctest args...>
     total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
     # ctest counts a skipped test (SKIP_RETURN_CODE, GTEST_SKIP) among the passed: count it apart.
     local s
-    s=$(grep -cE '^[[:space:]]+[0-9]+ - .*\((Skipped|Not Run|Disabled)\)$' "$log" || true)
+    # Only the "did not run" list: a test that was not built is listed "(Not Run)" among the
+    # failed ones too, and is counted there, not here.
+    s=$(awk '/^The following tests did not run:/ {on = 1; next} on && !/^[[:space:]]+[0-9]+ - / {on = 0}
+             on && /\((Skipped|Disabled)\)$/ {n++} END {print n + 0}' "$log")
     passed=$((passed + total - f - s)); failed=$((failed + f)); skipped=$((skipped + s))
     summary+=("$label: $((total - f - s)) passed, $f failed, $s skipped")
     [ "$f" -eq 0 ] || digest+=("$(failed_output "$dir")")

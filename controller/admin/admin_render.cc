@@ -184,12 +184,16 @@ std::string RenderGateways(const std::vector<sync::ConnectedGateway>& gateways) 
     w.Uint64(g.synced_objects);
     w.Key("inventory");
     w.StartArray();
-    for (const auto& [name, version] : g.plugins) {
+    for (const sync::GatewayPlugin& p : g.plugins) {
       w.StartObject();
       w.Key("name");
-      String(w, name);
+      String(w, p.name);
       w.Key("version");
-      String(w, version);
+      String(w, p.version);
+      w.Key("sha256");
+      String(w, p.sha256);
+      Strings(w, "handlers", p.handlers);
+      Strings(w, "filterTypes", p.filter_types);
       w.EndObject();
     }
     w.EndArray();

@@ -303,7 +303,8 @@ TEST_F(AdminServerTest, ConnectedGatewaysAndWhatTheyHold) {
   gw.head = 42;
   gw.lag = 2;
   gw.connected_unix_ms = 1'700'000'000'000;
-  gw.plugins = {{"gateway", "1.0.0"}};
+  gw.plugins = {{"gateway", "1.0.0", "ab12", {"Gateway.gateway.networking.k8s.io"}, {}},
+                {"webhook", "1.0.0", "cd34", {"Webhook.portico.io"}, {"webhook (authz)"}}};
   gw.nacks = {{"gateway.networking.k8s.io/HTTPRoute/default/bad", "abc", "bad regex"}};
   backend_.gateways = {gw};
   backend_.synced["edge-1"] = {{"/Service/default/svc", "h1"},
@@ -321,6 +322,10 @@ TEST_F(AdminServerTest, ConnectedGatewaysAndWhatTheyHold) {
   EXPECT_EQ(item["connectedUnixMs"].GetInt64(), 1'700'000'000'000);
   EXPECT_STREQ(item["gateways"][0].GetString(), "default/web");
   EXPECT_STREQ(item["inventory"][0]["name"].GetString(), "gateway");
+  EXPECT_STREQ(item["inventory"][0]["sha256"].GetString(), "ab12");
+  EXPECT_STREQ(item["inventory"][0]["handlers"][0].GetString(),
+               "Gateway.gateway.networking.k8s.io");
+  EXPECT_STREQ(item["inventory"][1]["filterTypes"][0].GetString(), "webhook (authz)");
   EXPECT_STREQ(item["nacks"][0]["reason"].GetString(), "bad regex");
 
   auto synced = Call("GET", "/api/v1/gateways/edge-1/synced");

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "controller/ctl/list_gateway_plugins.h"
 #include "controller/ctl/plugin_json.h"
 #include "controller/ctl/table_printer.h"
 #include "core/plugin/manifest.h"
@@ -109,9 +110,11 @@ void PrintPlugins(const std::vector<PluginRecord>& records, const std::string& f
 
 int RunListPlugins(const ListPluginsOptions& options, std::ostream& out, std::ostream& err) {
   if (options.target == "gateway") {
-    err << "error: list-plugins --target gateway: not implemented until the admin API exists on "
-           "gateways; use --dir DIR\n";
-    return 2;
+    return ListGatewayPlugins(options.server, options.address, options.output, out, err);
+  }
+  if (!options.address.empty()) {
+    err << "error: list-plugins --address needs --target gateway\n";
+    return 1;
   }
   if (options.target == "controller") return ListControllerPlugins(options, out, err);
   if (options.dir.empty()) {
@@ -145,6 +148,9 @@ void AddListPluginsCommand(CLI::App& app, int* exit_code, const ServerOptions* s
       cmd->add_option("--target", options->target, "Ask a running controller or gateway")
           ->check(CLI::IsMember({"controller", "gateway"}));
   dir->excludes(target);
+  cmd->add_option("--address", options->address,
+                  "With --target gateway: ask this gateway's admin API (HOST:PORT) directly "
+                  "instead of the controller");
   cmd->add_option("-o,--output", options->output, "Output format: table, json or wide")
       ->check(CLI::IsMember({"table", "json", "wide"}))
       ->capture_default_str();

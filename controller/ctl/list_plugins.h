@@ -4,11 +4,11 @@
 //   portico-ctl list-plugins --dir DIR [-o table|json|wide]
 //   portico-ctl list-plugins --target controller [--server URL] [-o table|json|wide]
 //       what a running controller loaded (GET /api/v1/plugins), printed the same way
-//   portico-ctl list-plugins --target gateway   (needs the gateway's admin API; exit 2 for now)
+//   portico-ctl list-plugins --target gateway [--address HOST:PORT] [-o table|json|wide]
+//       what the connected gateways run (list_gateway_plugins.h)
 //
 // Exit status: 0 when every plugin passes the pre-flight (or was accepted by the controller),
-// 1 when one is rejected, DIR cannot be read or the controller cannot be asked, 2 for
-// --target gateway.
+// 1 when one is rejected, DIR cannot be read or the controller cannot be asked.
 // Thread-safety: runs on the main thread.
 #ifndef PORTICO_CONTROLLER_CTL_LIST_PLUGINS_H_
 #define PORTICO_CONTROLLER_CTL_LIST_PLUGINS_H_
@@ -28,7 +28,8 @@ struct ListPluginsOptions {
   std::string dir;
   std::string target;
   std::string output = "table";
-  std::string server = "http://127.0.0.1:5800";  // for --target controller
+  std::string server = "http://127.0.0.1:5800";  // for --target controller|gateway
+  std::string address;                           // --target gateway: its admin HOST:PORT
 };
 
 // AddListPluginsCommand registers the subcommand on `app`; when it runs, its exit status is

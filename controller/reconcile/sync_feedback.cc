@@ -77,7 +77,8 @@ void ApplySyncFeedback(const SyncFeedback& feedback, Value& status,
                        Value::AllocatorType& allocator) {
   if (!status.IsObject()) return;
   ReplacePlaceholders(feedback, status, allocator);
-  if (feedback.status == "False" && !HasTopLevelProgrammed(status)) {
+  if ((feedback.status == "False" || !feedback.missing_handlers.empty()) &&
+      !HasTopLevelProgrammed(status)) {
     auto it = status.FindMember("conditions");
     if (it == status.MemberEnd() || !it->value.IsArray()) {
       status.RemoveMember("conditions");

@@ -6,8 +6,9 @@
 //  - every condition of type Programmed whose status is "Unknown" (a processor's placeholder:
 //    "waiting for a gateway", e.g. a Gateway's and each listener's) takes the feedback's status,
 //    reason and message; conditions a processor decided (True/False) are kept;
-//  - when the feedback is False and the status has no top-level Programmed condition, one is
-//    added to status.conditions, so a rejection shows on every kind;
+//  - when the feedback is False, or names gateways that lack a handler for the kind, and the
+//    status has no top-level Programmed condition, one is added to status.conditions, so a
+//    rejection or a missing handler shows on every kind, placeholder or not;
 //  - `addresses` (the addresses of the gateways serving a Gateway) fill status.addresses when
 //    the processor set none: [{"type": "IPAddress"|"Hostname", "value": ...}].
 //
@@ -27,6 +28,10 @@ struct SyncFeedback {
   std::string reason;  // "Programmed", "Invalid", "Pending", ...
   std::string message;
   std::vector<std::string> addresses;
+  // missing_handlers names the gateways that serve the object but have no handler for its kind
+  // ("gateway b serves it but has no handler for TLSPolicy.portico.io"); "" when none. It is
+  // also part of `message`.
+  std::string missing_handlers;
 
   friend bool operator==(const SyncFeedback&, const SyncFeedback&) = default;
 };

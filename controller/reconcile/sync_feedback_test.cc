@@ -44,6 +44,23 @@ TEST(SyncFeedbackTest, RejectionAddsATopLevelConditionWhenThereIsNone) {
   EXPECT_EQ(Apply(ok, R"({"parents":[]})"), R"({"parents":[]})");
 }
 
+TEST(SyncFeedbackTest, AMissingHandlerShowsEvenWithoutAPlaceholder) {
+  // Applied by one gateway, but another serving it lacks the kind's handler: a status with no
+  // Programmed placeholder still gets a condition saying so.
+  SyncFeedback partly{"True",
+                      "Programmed",
+                      "applied by gateway a; gateway b serves it but has no handler for X.y",
+                      {},
+                      "gateway b serves it but has no handler for X.y"};
+  EXPECT_EQ(Apply(partly, R"({"conditions":[{"type":"Accepted","status":"True"}]})"),
+            R"({"conditions":[{"type":"Accepted","status":"True"},{"type":"Programmed",)"
+            R"("status":"True","reason":"Programmed","message":"applied by gateway a; gateway b )"
+            R"(serves it but has no handler for X.y"}]})");
+  // Without missing handlers, a True feedback adds nothing where no placeholder asked for it.
+  SyncFeedback ok{"True", "Programmed", "applied by gateway a", {}};
+  EXPECT_EQ(Apply(ok, R"({"conditions":[]})"), R"({"conditions":[]})");
+}
+
 TEST(SyncFeedbackTest, AddressesFillOnlyAnEmptyAddressList) {
   SyncFeedback fb{"True", "Programmed", "applied", {"127.0.0.1", "::1", "gw.example.com"}};
   EXPECT_EQ(Apply(fb, R"({})"),

@@ -21,6 +21,15 @@ struct GatewayNack {
   std::string reason;
 };
 
+// GatewayPlugin is one plugin of a gateway's inventory (its Hello).
+struct GatewayPlugin {
+  std::string name;
+  std::string version;
+  std::string sha256;
+  std::vector<std::string> handlers;      // kinds it stages on the gateway ("Kind.group")
+  std::vector<std::string> filter_types;  // filter types it registered, "name (phase)"
+};
+
 struct ConnectedGateway {
   std::string name;                   // Hello.name (the client id when empty)
   std::string client_id;              // Hello.client_id
@@ -35,8 +44,8 @@ struct ConnectedGateway {
   uint64_t lag = 0;               // the store's head now minus acked_version
   int64_t connected_unix_ms = 0;  // wall clock at Hello
   size_t synced_objects = 0;      // objects the controller believes the gateway holds
-  std::vector<std::pair<std::string, std::string>> plugins;  // inventory: (name, version)
-  std::vector<GatewayNack> nacks;                            // current nacks
+  std::vector<GatewayPlugin> plugins;  // inventory
+  std::vector<GatewayNack> nacks;      // current nacks
 };
 
 // SyncStats are the ConfigSync server's counters (cumulative unless said otherwise).

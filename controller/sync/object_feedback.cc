@@ -57,6 +57,7 @@ SyncFeedback ComputeFeedback(const core::StoreKey& key,
     handler_note = Names(no_handler) +
                    (no_handler.size() == 1 ? " serves it but has" : " serve it but have") +
                    " no handler for " + core::KindId{key.group, key.kind}.ToString();
+    feedback.missing_handlers = handler_note;
   }
   if (!rejected.empty()) {
     feedback.status = "False";

@@ -66,6 +66,10 @@ TEST(ComputeFeedbackTest, NoHandlerIsNamed) {
   EXPECT_EQ(mixed.message,
             "applied by gateway a; gateways b, c serve it but have no handler for "
             "TLSPolicy.portico.dev");
+  EXPECT_EQ(mixed.missing_handlers,
+            "gateways b, c serve it but have no handler for TLSPolicy.portico.dev");
+  SyncFeedback all = ComputeFeedback(PolicyKey("p"), {State("a", KeyStatus::kApplied)});
+  EXPECT_EQ(all.missing_handlers, "");
 }
 
 TEST(ComputeFeedbackTest, AddressesOfServingGateways) {

@@ -14,6 +14,8 @@
 #include "controller/sync/event_chunker.h"
 #include "controller/sync/feedback_tracker.h"
 #include "controller/sync/sync_session.h"
+#include "core/plugin/kind_id.h"
+#include "portico/sdk/abi.h"
 #include "portico/sync/v1/sync.grpc.pb.h"
 
 namespace portico::controller::sync {
@@ -332,7 +334,17 @@ class WatchStream final : public grpc::ServerBidiReactor<pb::WatchRequest, pb::W
     identity.peer = peer_;
     identity.addresses.assign(hello.addresses().begin(), hello.addresses().end());
     for (const pb::PluginInfo& plugin : hello.plugins()) {
-      identity.plugins.emplace_back(plugin.name(), plugin.version());
+      GatewayPlugin& p = identity.plugins.emplace_back();
+      p.name = plugin.name();
+      p.version = plugin.version();
+      p.sha256 = plugin.sha256();
+      for (const pb::KindHandler& kind : plugin.kinds()) {
+        if ((kind.capabilities() & PORTICO_CAP_HANDLER) == 0) continue;
+        p.handlers.push_back(core::KindId{kind.group(), kind.kind()}.ToString());
+      }
+      for (const pb::FilterType& type : plugin.filter_types()) {
+        p.filter_types.push_back(type.name() + " (" + type.phase() + ")");
+      }
     }
     identity.connected_unix_ms = NowUnixMs();
     spdlog::info("sync: gateway {} connected from {} (client {}, {} Gateways{}, from version {})",

@@ -257,6 +257,14 @@ TEST_F(SyncServerTest, SnapshotThenBatches) {
   EXPECT_EQ(view.lag, 0u);
   EXPECT_EQ(view.synced_objects, 3u);
   ASSERT_EQ(view.plugins.size(), 1u);
+  EXPECT_EQ(view.plugins[0].name, "test-plugins");
+  // The inventory as the admin API shows it: kinds with a handler (not GatewayClass, announced
+  // without the handler bit) and filter types.
+  EXPECT_EQ(view.plugins[0].handlers,
+            (std::vector<std::string>{
+                "Gateway.gateway.networking.k8s.io", "HTTPRoute.gateway.networking.k8s.io",
+                "TLSPolicy.portico.dev", "Service", "Secret", "Webhook.portico.dev"}));
+  EXPECT_EQ(view.plugins[0].filter_types, std::vector<std::string>{"webhook (authz)"});
   auto synced = server_->GatewaySynced("gw1");
   ASSERT_TRUE(synced);
   EXPECT_EQ(synced->at(RouteKey("r2").ToString()), store_->Get(RouteKey("r2"))->hash);

@@ -79,7 +79,7 @@ struct SessionIdentity {
   std::string client_id;
   std::string peer;
   std::vector<std::string> addresses;
-  std::vector<std::pair<std::string, std::string>> plugins;  // (name, version)
+  std::vector<GatewayPlugin> plugins;  // the Hello's inventory
   int64_t connected_unix_ms = 0;
 };
 

@@ -80,6 +80,9 @@ portico::sync::v1::Hello MakeHello(const HelloOptions& options) {
   processor_only->set_group(kGatewayApi);
   processor_only->set_kind("GatewayClass");
   processor_only->set_capabilities(PORTICO_CAP_PROCESSOR);
+  auto* filter = plugin->add_filter_types();
+  filter->set_name("webhook");
+  filter->set_phase("authz");
   return hello;
 }
 

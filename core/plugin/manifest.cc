@@ -220,6 +220,16 @@ StatusOr<PluginManifest> ParseManifest(std::string_view text) {
   PORTICO_ASSIGN_OR_RETURN(m.abi_major, AbiNumber(*abi, "major"));
   PORTICO_ASSIGN_OR_RETURN(m.abi_minor, AbiNumber(*abi, "minor"));
 
+  PORTICO_ASSIGN_OR_RETURN(m.libraries, StringArray(doc, "libraries", "libraries", false));
+  for (size_t i = 0; i < m.libraries.size(); ++i) {
+    const std::string& soname = m.libraries[i];
+    if (soname.rfind("lib", 0) != 0 || soname.find(".so") == std::string::npos ||
+        soname.find('/') != std::string::npos) {
+      return FieldError("libraries[" + std::to_string(i) + "]",
+                        "\"" + soname + "\" is not a library soname (e.g. \"libcrypto.so.3\")");
+    }
+  }
+
   const rapidjson::Value* kinds = json::Find(doc, "kinds");
   if (kinds == nullptr) return FieldError("kinds", "missing (an array)");
   if (!kinds->IsArray()) return FieldError("kinds", "expected an array");
@@ -266,6 +276,26 @@ std::string_view SyncPolicyName(portico_sync_policy policy) {
       return "attached";
   }
   return "never";
+}
+
+std::string_view FilterPhaseName(portico_filter_phase phase) {
+  switch (phase) {
+    case PORTICO_PHASE_EARLY:
+      return "early";
+    case PORTICO_PHASE_AUTHN:
+      return "authn";
+    case PORTICO_PHASE_AUTHZ:
+      return "authz";
+    case PORTICO_PHASE_RATELIMIT:
+      return "ratelimit";
+    case PORTICO_PHASE_TRANSFORM:
+      return "transform";
+    case PORTICO_PHASE_UPSTREAM:
+      return "upstream";
+    case PORTICO_PHASE_RESPONSE:
+      return "response";
+  }
+  return "unknown";
 }
 
 }  // namespace portico::core

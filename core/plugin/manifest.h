@@ -3,7 +3,7 @@
 //
 // Format (DESIGN.md §3):
 //   {"name":"gateway","version":"0.1.0","description":"...","manifestVersion":1,
-//    "abi":{"major":1,"minor":0},"sdkVersion":"0.1.0",
+//    "abi":{"major":1,"minor":0},"sdkVersion":"0.1.0","libraries":["libcrypto.so.3"],
 //    "kinds":[{"group":"gateway.networking.k8s.io","kind":"Gateway","versions":["v1"],
 //              "plural":"gateways","shortNames":["gtw"],"scope":"Namespaced",
 //              "reads":["GatewayClass.gateway.networking.k8s.io","Secret"],
@@ -50,6 +50,9 @@ struct PluginManifest {
   int64_t manifest_version = 0;
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
+  // Shared libraries (sonames, "libcrypto.so.3") the plugin links beyond the C and C++ runtimes
+  // (libc, libm, libstdc++, libgcc_s); `portico-ctl plugin verify` refuses an undeclared one.
+  std::vector<std::string> libraries;
   std::vector<ManifestKind> kinds;
 };
 
@@ -65,6 +68,9 @@ std::vector<std::string> CapabilityNames(uint32_t bits);
 std::string_view ScopeName(portico_kind_scope scope);
 // SyncPolicyName renders "never", "always", "toReferrers" or "attached".
 std::string_view SyncPolicyName(portico_sync_policy policy);
+// FilterPhaseName renders "early", "authn", "authz", "ratelimit", "transform", "upstream" or
+// "response".
+std::string_view FilterPhaseName(portico_filter_phase phase);
 
 }  // namespace portico::core
 

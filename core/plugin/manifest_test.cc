@@ -128,6 +128,22 @@ TEST(ManifestTest, ErrorsNameTheField) {
   }
 }
 
+TEST(ManifestTest, LibrariesAreSonames) {
+  auto with = [](const std::string& libraries) {
+    return ParseManifest(R"({"name":"x","version":"1","manifestVersion":1,)"
+                         R"("abi":{"major":1,"minor":0},"sdkVersion":"0.1.0",)"
+                         R"("libraries":)" +
+                         libraries + R"(,"kinds":[]})");
+  };
+  auto ok = with(R"(["libcrypto.so.3", "libz.so.1"])");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_THAT(ok->libraries, ElementsAre("libcrypto.so.3", "libz.so.1"));
+  EXPECT_THAT(with(R"(["/usr/lib/libz.so.1"])").status().message(),
+              HasSubstr("manifest libraries[0]: \"/usr/lib/libz.so.1\" is not a library soname"));
+  EXPECT_THAT(with(R"(["crypto"])").status().message(), HasSubstr("libraries[0]"));
+  EXPECT_THAT(with(R"("libz.so.1")").status().message(), HasSubstr("libraries"));
+}
+
 TEST(ManifestTest, RejectsNonObjectsAndBadJson) {
   EXPECT_THAT(ParseManifest("[1,2]").status().message(), HasSubstr("expected a JSON object"));
   EXPECT_THAT(ParseManifest("{\"name\":").status().message(), HasSubstr("invalid JSON"));

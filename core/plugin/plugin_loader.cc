@@ -239,7 +239,8 @@ const PluginRecord* PluginSet::FindPlugin(std::string_view path) const {
   return nullptr;
 }
 
-PluginSet LoadPluginFiles(const std::vector<std::filesystem::path>& files) {
+PluginSet LoadPluginFiles(const std::vector<std::filesystem::path>& files,
+                          const LoadOptions& options) {
   std::lock_guard<std::mutex> lock(LoadMutex());
   PluginSet set;
   set.plugins.reserve(files.size());
@@ -248,7 +249,9 @@ PluginSet LoadPluginFiles(const std::vector<std::filesystem::path>& files) {
     set.plugins.push_back(PreflightPlugin(file));
     loader.Load(set.plugins.back());
   }
-  for (PluginRefusal& refusal : set.registry.ResolveReads()) {
+  std::vector<PluginRefusal> refusals;
+  if (options.resolve_reads) refusals = set.registry.ResolveReads();
+  for (PluginRefusal& refusal : refusals) {
     for (PluginRecord& record : set.plugins) {
       if (record.path != refusal.plugin_path) continue;
       record.loaded = false;

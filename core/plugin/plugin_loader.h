@@ -41,8 +41,17 @@ struct PluginSet {
 // is a refusal inside the result, never an error.
 StatusOr<PluginSet> LoadPluginDir(const std::filesystem::path& dir);
 
+// LoadOptions tune LoadPluginFiles.
+struct LoadOptions {
+  // resolve_reads refuses plugins whose `reads` no loaded plugin provides (the hosts' rule).
+  // Off, such kinds stay registered and Order() stays empty: `portico-ctl plugin verify` loads
+  // one plugin alone, whose providers are other plugins.
+  bool resolve_reads = true;
+};
+
 // LoadPluginFiles loads the given files in the given order (LoadPluginDir sorts them).
-PluginSet LoadPluginFiles(const std::vector<std::filesystem::path>& files);
+PluginSet LoadPluginFiles(const std::vector<std::filesystem::path>& files,
+                          const LoadOptions& options = {});
 
 }  // namespace portico::core
 

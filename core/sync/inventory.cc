@@ -1,5 +1,7 @@
 #include "core/sync/inventory.h"
 
+#include <string>
+
 namespace portico::core {
 
 std::vector<sync::v1::PluginInfo> BuildInventory(const PluginSet& set) {
@@ -20,6 +22,13 @@ std::vector<sync::v1::PluginInfo> BuildInventory(const PluginSet& set) {
       handler->set_kind(kind->id.kind);
       for (const auto& v : kind->versions) handler->add_versions(v);
       handler->set_capabilities(kind->capabilities);
+    }
+    for (const FilterTypeInfo* type : set.registry.FilterTypes()) {
+      if (type->plugin_path != record.path) continue;
+      sync::v1::FilterType* filter = info.add_filter_types();
+      filter->set_name(type->name);
+      filter->set_phase(std::string(FilterPhaseName(type->phase)));
+      filter->set_order(type->order);
     }
   }
   return out;

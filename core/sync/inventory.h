@@ -1,6 +1,7 @@
 // inventory.h: BuildInventory, the plugin inventory a peer announces over ConfigSync (the
 // gateway's Hello.plugins, the controller's ServerInfo.plugins): per accepted plugin its
-// identity, hash and the kinds it provides with their capabilities.
+// identity, hash, the kinds it provides with their capabilities and the filter types it
+// registered.
 //
 // Thread-safety: pure function over a built PluginSet.
 #ifndef PORTICO_CORE_SYNC_INVENTORY_H_

@@ -12,6 +12,7 @@
 #include "controller/ctl/plugin_json.h"
 #include "core/common/time_format.h"
 #include "core/plugin/kind_id.h"
+#include "core/plugin/manifest.h"
 
 namespace portico::gateway {
 namespace {
@@ -41,6 +42,27 @@ void Strings(Writer& w, std::string_view key, const std::vector<std::string>& va
   w.StartArray();
   for (const std::string& v : values) String(w, v);
   w.EndArray();
+}
+
+// RenderFilterTypes lists the registered filter types: [{"name", "phase", "order", "plugin"}].
+std::string RenderFilterTypes(const core::KindRegistry& registry) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartArray();
+  for (const core::FilterTypeInfo* type : registry.FilterTypes()) {
+    w.StartObject();
+    w.Key("name");
+    String(w, type->name);
+    w.Key("phase");
+    String(w, core::FilterPhaseName(type->phase));
+    w.Key("order");
+    w.Int(type->order);
+    w.Key("plugin");
+    String(w, type->plugin_name);
+    w.EndObject();
+  }
+  w.EndArray();
+  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 void Counts(Writer& w, std::string_view key, const std::map<std::string, size_t>& counts) {
@@ -312,7 +334,8 @@ AdminResponse GatewayAdminRouter::Handle(const AdminRequest& request) const {
   }
   if (path == "/api/v1/plugins") {
     return only_get([&] {
-      return Ok("{\"items\":" + ctl::RenderPluginsJson(plugins_->plugins, /*pretty=*/false) + "}");
+      return Ok("{\"items\":" + ctl::RenderPluginsJson(plugins_->plugins, /*pretty=*/false) +
+                ",\"filterTypes\":" + RenderFilterTypes(plugins_->registry) + "}");
     });
   }
   if (path == "/api/v1/synced") return only_get([&] { return Synced(request); });

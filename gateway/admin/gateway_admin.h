@@ -12,7 +12,8 @@
 //                                disconnects, snapshotsApplied, batchesApplied, nacksSent,
 //                                rejections, droppedPartials, lastError
 //   GET /api/v1/plugins          {"items":[...]} in controller/ctl/plugin_json.h's format (what
-//                                `portico-ctl list-plugins` parses)
+//                                `portico-ctl list-plugins` parses), "filterTypes":
+//                                [{"name","phase","order","plugin"}]
 //   GET /api/v1/synced[?kind=K]  {"version","serverId","fromSnapshot","total","kinds":
 //                                {"Kind.group": {"ns/name": "<hash>", ...}}} (cluster-scoped
 //                                objects: "name"); K resolved like kubectl (plural, short name,

@@ -169,7 +169,7 @@ TEST_F(GatewayAdminTest, RuntimeStatsHistoryPluginsAndMetrics) {
   ASSERT_EQ(history["items"].Size(), 1u);
   EXPECT_TRUE(history["items"][0]["replaceAll"].GetBool());
   EXPECT_EQ(history["items"][0]["version"].GetUint64(), 4u);
-  EXPECT_EQ(Get("/api/v1/plugins").body, R"({"items":[]})"
+  EXPECT_EQ(Get("/api/v1/plugins").body, R"({"items":[],"filterTypes":[]})"
                                          "\n");
 
   AdminResponse metrics = Get("/metrics");

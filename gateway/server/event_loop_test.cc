@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -48,17 +50,40 @@ class EventLoopTest : public ::testing::Test {
   std::unique_ptr<PipeReader> reader_;
 };
 
+// ThreadCpuUs is the CPU time consumed so far by the thread whose CPU clock is `clock`.
+int64_t ThreadCpuUs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000 + ts.tv_nsec / 1000;
+}
+
+// The loop spins (burns CPU instead of sleeping in epoll_wait) while the window is open, and an
+// event arriving then is dispatched. The writer sends only once the polling thread has used
+// 10 ms of CPU inside Poll; with busy polling off the thread sleeps, its CPU clock stands still,
+// the writer gives up after 5 s and sends anyway, and the test fails.
 TEST_F(EventLoopTest, BusyPollDispatchesWhatArrivesDuringTheWindow) {
   loop_->SetBusyPoll(10'000'000);  // 10 s: the second event arrives while the loop spins
   Send();
   loop_->Poll(-1);
   ASSERT_EQ(reader_->events, 1);
-  std::thread writer([this] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  clockid_t poller_clock;
+  ASSERT_EQ(pthread_getcpuclockid(pthread_self(), &poller_clock), 0);
+  const int64_t cpu_before = ThreadCpuUs(poller_clock);
+  bool saw_spin = false;
+  std::thread writer([&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (ThreadCpuUs(poller_clock) - cpu_before >= 10'000) {
+        saw_spin = true;
+        break;
+      }
+      std::this_thread::yield();
+    }
     Send();
   });
   loop_->Poll(-1);
   writer.join();
+  EXPECT_TRUE(saw_spin) << "the polling thread slept in epoll_wait instead of spinning";
   EXPECT_EQ(reader_->events, 2);
 }
 

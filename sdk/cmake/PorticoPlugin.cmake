@@ -105,3 +105,31 @@ function(portico_add_plugin name)
     install(TARGETS ${target} LIBRARY DESTINATION "${ARG_INSTALL_DESTINATION}")
   endif()
 endfunction()
+
+# portico_add_plugin_verify_test(<target> [NAME <test>] [ARGS <args...>] [LABELS <labels...>])
+#
+# Adds the CTest test <test> (default plugin_verify_<target>) that runs
+#   portico-ctl plugin verify $<TARGET_FILE:<target>> <args...>
+# on the built plugin: the hosts' manifest and ABI checks, exports, libraries, schemas and random
+# input through its processors (see `portico-ctl plugin verify --help`). portico-ctl is
+# PORTICO_CTL_EXECUTABLE (set by the Portico tree itself; otherwise found on PATH). Without it
+# the test is still added and reports itself skipped (exit 77), never passed. It is labelled
+# plugin_verify plus LABELS.
+function(portico_add_plugin_verify_test target)
+  cmake_parse_arguments(ARG "" "NAME" "ARGS;LABELS" ${ARGN})
+  if(NOT ARG_NAME)
+    set(ARG_NAME plugin_verify_${target})
+  endif()
+  if(NOT PORTICO_CTL_EXECUTABLE)
+    find_program(PORTICO_CTL_EXECUTABLE portico-ctl)
+  endif()
+  if(PORTICO_CTL_EXECUTABLE)
+    add_test(NAME ${ARG_NAME}
+      COMMAND ${PORTICO_CTL_EXECUTABLE} plugin verify $<TARGET_FILE:${target}> ${ARG_ARGS})
+  else()
+    add_test(NAME ${ARG_NAME}
+      COMMAND sh -c "echo 'portico-ctl not found (set PORTICO_CTL_EXECUTABLE): skipped'; exit 77")
+    set_tests_properties(${ARG_NAME} PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
+  set_tests_properties(${ARG_NAME} PROPERTIES LABELS "plugin_verify;${ARG_LABELS}" TIMEOUT 300)
+endfunction()

@@ -2,8 +2,6 @@
 // the in-tree plugins, as an operator would.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdio.h>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <map>
@@ -26,24 +24,12 @@ using ::portico::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct CtlRun {
-  int exit_code = -1;
-  std::string out;  // stdout, then stderr
-};
+using CtlRun = ::portico::testing::ShellRun;
 
 // RunCtl runs portico-ctl with `args` (shell words) and captures its output and exit status.
 CtlRun RunCtl(const std::string& args, bool with_stderr = false) {
-  std::string command =
-      std::string(PORTICO_CTL) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  CtlRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  return ::portico::testing::RunShell(std::string(PORTICO_CTL) + " " + args +
+                                      (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
@@ -149,10 +135,18 @@ TEST(CtlListPluginsTest, EmptyAndMissingDirectories) {
   EXPECT_THAT(missing.out, HasSubstr("does not exist"));
 }
 
-TEST(CtlListPluginsTest, TargetIsNotImplementedYet) {
-  CtlRun run = RunCtl("list-plugins --target gateway", true);
-  EXPECT_EQ(run.exit_code, 2);
-  EXPECT_THAT(run.out, HasSubstr("not implemented until the admin API exists"));
+// --target gateway asks the controller (or, with --address, one gateway); the integration test
+// gateway_plugins_test.py runs it against real processes. Here: nothing listens.
+TEST(CtlListPluginsTest, TargetGatewayWithNobodyListeningIsAnErrorNamingWhom) {
+  CtlRun run = RunCtl("list-plugins --target gateway --server http://127.0.0.1:1", true);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.out, HasSubstr("127.0.0.1:1"));
+  CtlRun direct = RunCtl("list-plugins --target gateway --address 127.0.0.1:1", true);
+  EXPECT_EQ(direct.exit_code, 1);
+  EXPECT_THAT(direct.out, HasSubstr("127.0.0.1:1"));
+  CtlRun stray = RunCtl("list-plugins --dir /tmp --address 127.0.0.1:1", true);
+  EXPECT_EQ(stray.exit_code, 1);
+  EXPECT_THAT(stray.out, HasSubstr("--address needs --target gateway"));
   EXPECT_NE(RunCtl("list-plugins --target nowhere").exit_code, 0);
   EXPECT_NE(RunCtl("list-plugins --dir /tmp --target gateway").exit_code, 0);
   EXPECT_NE(RunCtl("list-plugins --dir /tmp -o yaml").exit_code, 0);

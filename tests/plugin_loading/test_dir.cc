@@ -1,6 +1,8 @@
 #include "tests/plugin_loading/test_dir.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include <fstream>
 #include <stdexcept>
@@ -11,6 +13,18 @@ namespace portico::testing {
 std::filesystem::path FixturePath(std::string_view name) {
   return std::filesystem::path(PORTICO_FIXTURES_DIR) /
          ("libportico-fixture-" + std::string(name) + ".so");
+}
+
+ShellRun RunShell(const std::string& command) {
+  ShellRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
+  int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
 }
 
 TempDir::TempDir() {

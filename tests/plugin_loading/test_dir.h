@@ -1,4 +1,5 @@
-// test_dir.h: TempDir, a fresh directory per test holding copies of fixture plugins.
+// test_dir.h: TempDir, a fresh directory per test holding copies of fixture plugins; and
+// RunShell, which runs a command line (portico-ctl) and captures its output and exit status.
 //
 // Copies (not links) give every test its own inode, so the dynamic loader maps a new instance of
 // each plugin: loads in one test never see another test's plugin state. The directory is removed
@@ -15,6 +16,15 @@ namespace portico::testing {
 
 // FixturePath is the built fixture libportico-fixture-<name>.so.
 std::filesystem::path FixturePath(std::string_view name);
+
+// ShellRun is what RunShell captured.
+struct ShellRun {
+  int exit_code = -1;  // -1 when the command could not run or did not exit
+  std::string out;     // its standard output (with whatever the command line redirects there)
+};
+
+// RunShell runs `command` with /bin/sh and waits for it.
+ShellRun RunShell(const std::string& command);
 
 class TempDir {
  public:
