@@ -38,7 +38,8 @@ StatusOr<std::vector<PreparedObject>> PrepareApply(std::string_view body,
                                                    const ObjectValidator& validator,
                                                    const YamlLimits& limits = {});
 
-// ContentHash fingerprints a document (its compact JSON serialization).
+// ContentHash fingerprints a document (its compact JSON serialization), leaving out
+// metadata.resourceVersion and metadata.creationTimestamp, which config sources stamp.
 uint64_t ContentHash(const rapidjson::Value& doc);
 
 }  // namespace portico::controller::admin

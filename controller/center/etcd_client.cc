@@ -80,6 +80,38 @@ Status EtcdStatus(const grpc::Status& status, const std::string& endpoint, const
                 "etcd " + endpoint + ": " + call + ": " + name + ": " + status.error_message());
 }
 
+StatusOr<std::vector<mvccpb::KeyValue>> RangePrefix(EtcdClient& client, const std::string& prefix,
+                                                    int64_t page_size, int64_t* revision) {
+  std::vector<mvccpb::KeyValue> kvs;
+  *revision = 0;
+  etcdserverpb::RangeRequest request;
+  request.set_key(prefix);
+  request.set_range_end(EtcdClient::PrefixRangeEnd(prefix));
+  request.set_limit(page_size);
+  while (true) {
+    PORTICO_ASSIGN_OR_RETURN(etcdserverpb::RangeResponse page, client.Range(request));
+    if (*revision == 0) {
+      *revision = page.header().revision();
+      request.set_revision(*revision);  // every page from the same point in time
+    }
+    for (mvccpb::KeyValue& kv : *page.mutable_kvs()) kvs.push_back(std::move(kv));
+    if (!page.more() || kvs.empty()) break;
+    request.set_key(kvs.back().key() + '\0');
+  }
+  return kvs;
+}
+
+StatusOr<std::string> ReadEtcdPassword(const std::string& password,
+                                       const std::filesystem::path& password_file) {
+  if (password_file.empty()) return password;
+  StatusOr<std::string> text = ReadFileText(password_file, 64 << 10);
+  if (!text.ok()) {
+    return InvalidArgumentError("etcd password_file " + password_file.string() + ": " +
+                                text.status().message());
+  }
+  return text->substr(0, text->find_first_of("\r\n"));
+}
+
 StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(EtcdClientOptions options) {
   if (options.endpoints.empty()) return InvalidArgumentError("etcd: no endpoints given");
   if (options.cert_file.empty() != options.key_file.empty()) {

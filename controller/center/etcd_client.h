@@ -103,6 +103,16 @@ class EtcdClient {
   size_t current_ = 0;  // guarded by mu_
 };
 
+// RangePrefix reads every key starting with `prefix` in pages of `page_size`, all at one
+// revision (the first page's), which it stores in *revision.
+StatusOr<std::vector<mvccpb::KeyValue>> RangePrefix(EtcdClient& client, const std::string& prefix,
+                                                    int64_t page_size, int64_t* revision);
+
+// ReadEtcdPassword is `password`, or the first line of `password_file` when that is given
+// (INVALID_ARGUMENT naming the file when it cannot be read).
+StatusOr<std::string> ReadEtcdPassword(const std::string& password,
+                                       const std::filesystem::path& password_file);
+
 // EtcdStatus turns a failed RPC into a Status naming the endpoint and call.
 Status EtcdStatus(const grpc::Status& status, const std::string& endpoint, const char* call);
 

@@ -161,22 +161,9 @@ void EtcdConfigCenter::Deliver(std::vector<ConfigChange> changes, bool initial) 
 }
 
 Status EtcdConfigCenter::FullRead(bool initial) {
-  std::vector<mvccpb::KeyValue> kvs;
   int64_t revision = 0;
-  etcdserverpb::RangeRequest request;
-  request.set_key(prefix_dir_);
-  request.set_range_end(EtcdClient::PrefixRangeEnd(prefix_dir_));
-  request.set_limit(options_.page_size);
-  while (true) {
-    PORTICO_ASSIGN_OR_RETURN(etcdserverpb::RangeResponse page, client_->Range(request));
-    if (revision == 0) {
-      revision = page.header().revision();
-      request.set_revision(revision);  // every page from the same point in time
-    }
-    for (mvccpb::KeyValue& kv : *page.mutable_kvs()) kvs.push_back(std::move(kv));
-    if (!page.more() || kvs.empty()) break;
-    request.set_key(kvs.back().key() + '\0');
-  }
+  PORTICO_ASSIGN_OR_RETURN(std::vector<mvccpb::KeyValue> kvs,
+                           RangePrefix(*client_, prefix_dir_, options_.page_size, &revision));
   std::vector<ConfigChange> changes;
   {
     std::lock_guard lock(mu_);

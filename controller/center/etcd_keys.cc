@@ -1,6 +1,7 @@
 #include "controller/center/etcd_keys.h"
 
 #include <charconv>
+#include <vector>
 
 namespace portico::controller {
 
@@ -18,6 +19,30 @@ std::string EtcdKey(std::string_view prefix, const sdk::ObjectRef& ref) {
   key.append(ref.ns.empty() ? kEtcdClusterScope : std::string_view(ref.ns)).append("/");
   key.append(ref.name);
   return key;
+}
+
+StatusOr<sdk::ObjectRef> EtcdKeyRef(std::string_view prefix, std::string_view key) {
+  std::string dir = EtcdPrefixDir(prefix);
+  auto bad = [&] {
+    return InvalidArgumentError("etcd key " + std::string(key) + " is not " + dir +
+                                "<group>/<kind>/<namespace>/<name>");
+  };
+  if (!key.starts_with(dir)) return bad();
+  std::string_view rest = key.substr(dir.size());
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < 3; ++i) {
+    size_t slash = rest.find('/');
+    if (slash == std::string_view::npos || slash == 0) return bad();
+    parts.emplace_back(rest.substr(0, slash));
+    rest.remove_prefix(slash + 1);
+  }
+  if (rest.empty() || rest.find('/') != std::string_view::npos) return bad();
+  sdk::ObjectRef ref;
+  ref.group = parts[0] == kEtcdCoreGroup ? "" : parts[0];
+  ref.kind = parts[1];
+  ref.ns = parts[2] == kEtcdClusterScope ? "" : parts[2];
+  ref.name = std::string(rest);
+  return ref;
 }
 
 StatusOr<ParsedDocument> ParseEtcdValue(std::string_view prefix, const std::string& key,

@@ -36,6 +36,10 @@ std::string EtcdKey(std::string_view prefix, const sdk::ObjectRef& ref);
 // EtcdPrefixDir is `prefix` with exactly one trailing '/': the range every key lies in.
 std::string EtcdPrefixDir(std::string_view prefix);
 
+// EtcdKeyRef is the identity a key names (the reverse of EtcdKey); INVALID_ARGUMENT when the
+// key is not <prefix>/<group>/<kind>/<namespace>/<name>.
+StatusOr<sdk::ObjectRef> EtcdKeyRef(std::string_view prefix, std::string_view key);
+
 // ParseEtcdValue reads the value of `key`: one document, a valid identity equal to the key's.
 // Errors name the key: "etcd key /portico/...: document has no metadata.name".
 StatusOr<ParsedDocument> ParseEtcdValue(std::string_view prefix, const std::string& key,

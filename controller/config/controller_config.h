@@ -20,6 +20,12 @@
 //   port_file = ""                        # write the bound port here (tests)
 //   log_max_bytes  = 67108864             # change log budget; older gateways resync (snapshot)
 //   log_max_age_ms = 300000               # change log retention (DESIGN.md §5 wants >= 120 s)
+//   [etcd]                                # keep the resources in etcd instead of config_dir
+//   endpoints = ["127.0.0.1:2379"]        # host:port, http:// or https://; several: failover
+//   prefix    = "/portico"                # keys: <prefix>/<group>/<kind>/<namespace>/<name>
+//   ca_file   = ""  cert_file = ""  key_file = ""   # TLS to etcd (relative: to this file)
+//   user      = ""  password = ""  password_file = ""   # etcd authentication
+//   start_timeout_ms = 10000              # how long start-up waits for etcd
 //   [conf_sync_security]                  # mutual TLS for ConfigSync (core/sync/sync_security.h)
 //   active = "prod"
 //   [[conf_sync_security.certs]]
@@ -33,12 +39,24 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/toml_reader.h"
 #include "core/sync/sync_security.h"
 #include "portico/sdk/status.h"
 
 namespace portico::controller {
+
+// ControllerEtcdConfig: the [etcd] table (controller/center/etcd_config_center.h). With
+// endpoints, the resources come from etcd and config_dir is not used.
+struct ControllerEtcdConfig {
+  std::vector<std::string> endpoints;
+  std::string prefix = "/portico";
+  std::string ca_file, cert_file, key_file;
+  std::string user, password, password_file;
+  int64_t start_timeout_ms = 10'000;
+  bool enabled() const { return !endpoints.empty(); }
+};
 
 struct ControllerConfig {
   std::string config_dir;  // required to serve (or to --check a directory)
@@ -54,6 +72,7 @@ struct ControllerConfig {
   uint64_t sync_log_max_bytes = uint64_t{64} << 20;
   int64_t sync_log_max_age_ms = 300'000;
   core::SyncSecurity sync_security;  // [conf_sync_security]; disabled (plaintext) when absent
+  ControllerEtcdConfig etcd;         // [etcd]; disabled (the file center) when no endpoints
   int debounce_ms = 50;
   int workers = 2;
   std::string log_level = "info";
