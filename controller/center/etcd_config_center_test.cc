@@ -14,6 +14,7 @@
 
 #include "controller/center/etcd_keys.h"
 #include "controller/center/testing/etcd_process.h"
+#include "controller/center/testing/test_identifier.h"
 #include "portico/sdk/json.h"
 
 namespace portico::controller {
@@ -24,20 +25,7 @@ using testing::EtcdProcess;
 
 constexpr auto kDeadline = 20s;
 
-StatusOr<sdk::ObjectRef> Identify(const rapidjson::Value& doc) {
-  std::string api = json::GetString(doc, "apiVersion");
-  std::string kind = json::GetString(doc, "kind");
-  if (kind == "Unknown") return InvalidArgumentError("unknown kind \"Unknown\"");
-  size_t slash = api.find('/');
-  sdk::ObjectRef ref;
-  ref.group = slash == std::string::npos ? "" : api.substr(0, slash);
-  ref.kind = kind;
-  ref.name = json::GetString(doc, "metadata.name");
-  if (kind != "Namespace" && kind != "GatewayClass") {
-    ref.ns = json::GetString(doc, "metadata.namespace", "default");
-  }
-  return ref;
-}
+constexpr auto Identify = testing::TestIdentifier;
 
 std::string Route(const std::string& name, const std::string& host) {
   return "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: " + name +

@@ -48,6 +48,23 @@ StatusOr<std::unique_ptr<EtcdClient>> Connect(const EtcdFlags& f) {
   return EtcdClient::Create(std::move(o));
 }
 
+// Store is a connection to etcd and everything under the prefix, read at one revision.
+struct Store {
+  std::unique_ptr<EtcdClient> client;
+  std::string prefix;  // with its trailing '/'
+  int64_t revision = 0;
+  std::vector<mvccpb::KeyValue> kvs;
+};
+
+StatusOr<Store> ReadStore(const EtcdFlags& f) {
+  Store store;
+  PORTICO_ASSIGN_OR_RETURN(store.client, Connect(f));
+  store.prefix = controller::EtcdPrefixDir(f.prefix);
+  PORTICO_ASSIGN_OR_RETURN(
+      store.kvs, controller::RangePrefix(*store.client, store.prefix, 1000, &store.revision));
+  return store;
+}
+
 // ImportObject is one valid document of the directory.
 struct ImportObject {
   sdk::ObjectRef ref;
@@ -133,21 +150,15 @@ int RunImport(const ImportOptions& options, std::ostream& out, std::ostream& err
     return 1;
   }
 
-  StatusOr<std::unique_ptr<EtcdClient>> client = Connect(options.etcd);
-  if (!client.ok()) {
-    err << "error: " << client.status().message() << '\n';
+  StatusOr<Store> store = ReadStore(options.etcd);
+  if (!store.ok()) {
+    err << "error: " << store.status().message() << '\n';
     return 1;
   }
-  std::string prefix = controller::EtcdPrefixDir(options.etcd.prefix);
-  int64_t revision = 0;
-  StatusOr<std::vector<mvccpb::KeyValue>> current =
-      controller::RangePrefix(**client, prefix, 1000, &revision);
-  if (!current.ok()) {
-    err << "error: " << current.status().message() << '\n';
-    return 1;
-  }
+  const std::string& prefix = store->prefix;
+  int64_t revision = store->revision;
   std::map<std::string, const mvccpb::KeyValue*> by_key;
-  for (const mvccpb::KeyValue& kv : *current) by_key[kv.key()] = &kv;
+  for (const mvccpb::KeyValue& kv : store->kvs) by_key[kv.key()] = &kv;
   std::vector<controller::EtcdWrite> writes;
   std::vector<std::string> lines;
   for (ImportObject& o : objects) {
@@ -166,7 +177,7 @@ int RunImport(const ImportOptions& options, std::ostream& out, std::ostream& err
     if (result != "unchanged") writes.push_back(std::move(w));
   }
   if (!options.dry_run && !writes.empty()) {
-    StatusOr<int64_t> written = controller::CommitEtcdWrites(**client, writes);
+    StatusOr<int64_t> written = controller::CommitEtcdWrites(*store->client, writes);
     if (!written.ok()) {
       err << "import: " << written.status().message() << '\n';
       return 1;
@@ -193,22 +204,15 @@ int RunExport(const ExportOptions& options, std::ostream& out, std::ostream& err
     err << "error: export: cannot create " << dir.string() << ": " << ec.message() << '\n';
     return 1;
   }
-  StatusOr<std::unique_ptr<EtcdClient>> client = Connect(options.etcd);
-  if (!client.ok()) {
-    err << "error: " << client.status().message() << '\n';
+  StatusOr<Store> store = ReadStore(options.etcd);
+  if (!store.ok()) {
+    err << "error: " << store.status().message() << '\n';
     return 1;
   }
-  std::string prefix = controller::EtcdPrefixDir(options.etcd.prefix);
-  int64_t revision = 0;
-  StatusOr<std::vector<mvccpb::KeyValue>> kvs =
-      controller::RangePrefix(**client, prefix, 1000, &revision);
-  if (!kvs.ok()) {
-    err << "error: " << kvs.status().message() << '\n';
-    return 1;
-  }
+  const std::string& prefix = store->prefix;
   int failed = 0;
   size_t exported = 0;
-  for (const mvccpb::KeyValue& kv : *kvs) {
+  for (const mvccpb::KeyValue& kv : store->kvs) {
     auto fail = [&](const std::string& message) {
       err << "export: etcd key " << kv.key() << ": " << message << " (skipped)\n";
       ++failed;
@@ -246,8 +250,8 @@ int RunExport(const ExportOptions& options, std::ostream& out, std::ostream& err
     }
     ++exported;
   }
-  out << "exported " << exported << " objects to " << dir.string() << " (etcd revision " << revision
-      << ")\n";
+  out << "exported " << exported << " objects to " << dir.string() << " (etcd revision "
+      << store->revision << ")\n";
   return failed == 0 ? 0 : 1;
 }
 
