@@ -195,6 +195,13 @@ void EtcdClient::Failed(const std::string& endpoint) {
   }
 }
 
+void EtcdClient::ForgetToken(const std::string& endpoint) {
+  std::lock_guard lock(mu_);
+  for (Member& e : endpoints_) {
+    if (e.target == endpoint) e.token.clear();
+  }
+}
+
 Status EtcdClient::Authenticate(size_t index) {
   Member& e = endpoints_[index];
   etcdserverpb::AuthenticateRequest request;

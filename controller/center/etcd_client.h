@@ -73,6 +73,9 @@ class EtcdClient {
   // the current endpoint is already another one.
   void Failed(const std::string& endpoint);
 
+  // ForgetToken drops `endpoint`'s token (a watch refused it): the next call authenticates.
+  void ForgetToken(const std::string& endpoint);
+
   // Endpoint is the endpoint calls go to now.
   std::string Endpoint() const;
   // Describe: "etcd:127.0.0.1:2379,127.0.0.1:22379".

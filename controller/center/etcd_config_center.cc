@@ -281,6 +281,10 @@ void EtcdConfigCenter::Run() {
       SetConnectionError("etcd center: the watch on " + watch->endpoint + " broke: " + why +
                          "; reconnecting");
     }
+    if (cancel_reason.find("auth token") != std::string::npos ||
+        finished.error_message().find("auth token") != std::string::npos) {
+      client_->ForgetToken(watch->endpoint);  // expired: authenticate again
+    }
     client_->Failed(watch->endpoint);
     if (!WaitBackoff(Jittered(backoff))) break;
     backoff = std::min(backoff * 2, options_.backoff_max);
