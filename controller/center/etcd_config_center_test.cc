@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <string>
@@ -15,6 +18,7 @@
 #include "controller/center/etcd_keys.h"
 #include "controller/center/testing/etcd_process.h"
 #include "controller/center/testing/test_identifier.h"
+#include "controller/ctl/gen_certs.h"
 #include "portico/sdk/json.h"
 
 namespace portico::controller {
@@ -389,6 +393,50 @@ TEST_F(EtcdCenterTest, AuthenticatesWithUserAndPassword) {
   ASSERT_TRUE(center->Apply(Route("web", "a.example")).ok());
   ASSERT_TRUE(recorder_.WaitFor([](const Recorder& r) { return r.Has("HTTPRoute default/web"); }));
   center->Stop();
+}
+
+TEST(EtcdTlsTest, TalksTlsWithAClientCertificate) {
+  if (testing::EtcdBinary().empty()) GTEST_SKIP() << "etcd is not installed (etcd-server)";
+  std::string dir = (std::filesystem::temp_directory_path() / "portico-etcd-tls-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  ctl::GenCertsOptions certs;
+  certs.cert_name = "etcd";
+  certs.out_dir = dir;
+  ASSERT_TRUE(ctl::GenerateSyncCerts(certs).ok());
+  std::filesystem::path set = ctl::CertSetDir(certs);
+  auto file = [&](std::string_view name) { return (set / name).string(); };
+  EtcdProcess etcd;
+  etcd.UseTls({file(ctl::kCaCertFile), file(ctl::kServerCertFile), file(ctl::kServerKeyFile),
+               file(ctl::kClientCertFile), file(ctl::kClientKeyFile)});
+  Status started = etcd.Start();
+  ASSERT_TRUE(started.ok()) << started.message();
+
+  auto options = [&](bool client_cert) {
+    EtcdConfigCenterOptions o;
+    o.client.endpoints = {etcd.Endpoint()};
+    o.client.ca_file = file(ctl::kCaCertFile);
+    if (client_cert) {
+      o.client.cert_file = file(ctl::kClientCertFile);
+      o.client.key_file = file(ctl::kClientKeyFile);
+    }
+    o.identifier = Identify;
+    o.start_timeout = std::chrono::milliseconds(client_cert ? 10000 : 500);
+    return o;
+  };
+  Recorder recorder;
+  auto center = EtcdConfigCenter::Create(options(true));
+  ASSERT_TRUE(center.ok()) << center.status().message();
+  ASSERT_TRUE((*center)->Start(&recorder).ok());
+  ASSERT_TRUE((*center)->Apply(Route("web", "tls.example")).ok());
+  ASSERT_TRUE(recorder.WaitFor([](const Recorder& r) { return r.Has("HTTPRoute default/web"); }));
+  (*center)->Stop();
+
+  // etcd requires a client certificate: without one nothing is read.
+  auto refused = EtcdConfigCenter::Create(options(false));
+  ASSERT_TRUE(refused.ok());
+  Recorder unused;
+  EXPECT_FALSE((*refused)->Start(&unused).ok());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(EtcdKeysTest, LayoutOfKeys) {

@@ -104,7 +104,8 @@ Status EtcdProcess::Start(std::vector<std::string> extra_flags,
 }
 
 Status EtcdProcess::Launch(std::chrono::milliseconds deadline) {
-  std::string client = "http://127.0.0.1:" + std::to_string(client_port_);
+  std::string client =
+      (tls_ ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(client_port_);
   std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
   std::vector<std::string> argv = {EtcdBinary(),
                                    "--name=portico-test",
@@ -116,6 +117,12 @@ Status EtcdProcess::Launch(std::chrono::milliseconds deadline) {
                                    "--initial-cluster=portico-test=" + peer,
                                    "--log-level=warn",
                                    "--logger=zap"};
+  if (tls_) {
+    argv.push_back("--cert-file=" + tls_->cert_file);
+    argv.push_back("--key-file=" + tls_->key_file);
+    argv.push_back("--trusted-ca-file=" + tls_->ca_file);
+    argv.push_back("--client-cert-auth");
+  }
   for (const std::string& f : extra_flags_) argv.push_back(f);
   pid_ = Spawn(argv, (dir_ / "etcd.log").string());
   if (pid_ < 0) return InternalError("fork failed");
@@ -126,6 +133,11 @@ Status EtcdProcess::WaitHealthy(std::chrono::milliseconds deadline) {
   EtcdClientOptions options;
   options.endpoints = {Endpoint()};
   options.call_timeout = std::chrono::milliseconds(500);
+  if (tls_) {
+    options.ca_file = tls_->ca_file;
+    options.cert_file = tls_->client_cert_file;
+    options.key_file = tls_->client_key_file;
+  }
   StatusOr<std::unique_ptr<EtcdClient>> client = EtcdClient::Create(options);
   if (!client.ok()) return client.status();
   auto until = Clock::now() + deadline;

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,17 @@ std::string EtcdctlBinary();
 // FreeLoopbackPort binds 127.0.0.1:0, reads the port and closes the socket.
 uint16_t FreeLoopbackPort();
 
+// EtcdTlsFiles: serve clients over TLS with this certificate, requiring client certificates
+// signed by `ca_file` (etcd's --client-cert-auth).
+struct EtcdTlsFiles {
+  std::string ca_file, cert_file, key_file;       // server side
+  std::string client_cert_file, client_key_file;  // what the health check presents
+};
+
 class EtcdProcess {
  public:
+  // UseTls makes Start() serve https (call before Start()).
+  void UseTls(EtcdTlsFiles tls) { tls_ = std::move(tls); }
   EtcdProcess() = default;
   ~EtcdProcess();
   EtcdProcess(const EtcdProcess&) = delete;
@@ -44,8 +54,10 @@ class EtcdProcess {
   // Restart starts it again on the same ports and data directory.
   Status Restart(std::chrono::milliseconds deadline = std::chrono::seconds(30));
 
-  // Endpoint: "127.0.0.1:PORT" (client URL without the scheme).
-  std::string Endpoint() const { return "127.0.0.1:" + std::to_string(client_port_); }
+  // Endpoint: "127.0.0.1:PORT" (client URL without the scheme; "https://..." with TLS).
+  std::string Endpoint() const {
+    return (tls_ ? "https://127.0.0.1:" : "127.0.0.1:") + std::to_string(client_port_);
+  }
   // Etcdctl runs etcdctl against this server with `args`; returns its stdout, or an error with
   // its output when it exits non-zero.
   StatusOr<std::string> Etcdctl(const std::vector<std::string>& args) const;
@@ -57,6 +69,7 @@ class EtcdProcess {
   std::filesystem::path dir_;
   uint16_t client_port_ = 0, peer_port_ = 0;
   std::vector<std::string> extra_flags_;
+  std::optional<EtcdTlsFiles> tls_;
   pid_t pid_ = -1;
 };
 
