@@ -12,7 +12,9 @@
 //
 // Every delivered document carries metadata.resourceVersion = the key's mod revision and, when
 // the value has none, metadata.creationTimestamp = when this center first saw the key's create
-// revision (kept across re-reads; a deleted and re-created key gets a new one).
+// revision (kept across re-reads; a deleted and re-created key gets a new one). So a put of an
+// identical value is delivered too: its resourceVersion changed (processors see no spec change,
+// generation stays).
 //
 // Bad values follow the contract of config_center.h: a key whose value stops parsing (or names
 // another object than its key) keeps the object it last produced and is reported; a key removed
