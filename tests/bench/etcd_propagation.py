@@ -28,19 +28,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import bench_manifests as manifests  # noqa: E402
 from etcd_server import EtcdServer, etcd_binary, etcdctl_binary  # noqa: E402
 from portico_procs import Binaries, Controller, Gateway, run_ctl, wait_until  # noqa: E402
+sys.path.insert(0, HERE)
+from sync import percentile, route  # noqa: E402  (the file center's benchmark: same routes)
 
 GW = "gateway.networking.k8s.io"
-
-
-def route(i, suffix=""):
-    return manifests.route_yaml("r%d" % i, "bench.example.com",
-                                "{path: {type: PathPrefix, value: '/r%d%s'}}" % (i, suffix), "svc")
-
-
-def percentile(values, p):
-    values = sorted(values)
-    k = max(0, min(len(values) - 1, int(round(p / 100.0 * len(values) + 0.5)) - 1))
-    return values[k]
 
 
 def main():
