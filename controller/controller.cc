@@ -85,14 +85,20 @@ StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions optio
   reconciler_options.workers = c->options_.workers;
   c->reconciler_ =
       std::make_unique<Reconciler>(*c->plugins_, *c->validator_, *c->synced_, reconciler_options);
-  FileConfigCenterOptions center_options;
-  center_options.dir = c->options_.config_dir;
-  center_options.debounce = c->options_.debounce;
-  center_options.object_limits = c->options_.object_limits;
-  center_options.max_file_bytes = c->options_.max_file_bytes;
-  center_options.large_file_bytes = c->options_.large_file_bytes;
-  center_options.identifier = c->reconciler_->Identifier();
-  c->center_ = std::make_unique<FileConfigCenter>(std::move(center_options));
+  if (c->options_.etcd) {
+    EtcdConfigCenterOptions etcd_options = *c->options_.etcd;
+    etcd_options.identifier = c->reconciler_->Identifier();
+    PORTICO_ASSIGN_OR_RETURN(c->center_, EtcdConfigCenter::Create(std::move(etcd_options)));
+  } else {
+    FileConfigCenterOptions center_options;
+    center_options.dir = c->options_.config_dir;
+    center_options.debounce = c->options_.debounce;
+    center_options.object_limits = c->options_.object_limits;
+    center_options.max_file_bytes = c->options_.max_file_bytes;
+    center_options.large_file_bytes = c->options_.large_file_bytes;
+    center_options.identifier = c->reconciler_->Identifier();
+    c->center_ = std::make_unique<FileConfigCenter>(std::move(center_options));
+  }
   c->server_id_ = NewServerId();
   if (c->options_.sync) {
     const ControllerSyncOptions& s = *c->options_.sync;

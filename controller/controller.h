@@ -1,6 +1,7 @@
 // controller.h: Controller, portico-controller's pieces wired together (DESIGN.md §6): the
 // plugin set (core::LoadPluginDir), the ObjectValidator, the synced ObjectStore, the Reconciler
-// and the FileConfigCenter feeding it (its ObjectIdentifier is the reconciler's), and, when
+// and the config center feeding it (a FileConfigCenter, or an EtcdConfigCenter when
+// options.etcd is set; its ObjectIdentifier is the reconciler's), and, when
 // options.sync is set, the ConfigSync server streaming the synced store to gateways
 // (controller/sync) whose acks come back as feedback into objects' status. It is the admin API's
 // backend (admin_backend.h).
@@ -38,6 +39,7 @@
 
 #include "controller/admin/admin_backend.h"
 #include "controller/center/config_center.h"
+#include "controller/center/etcd_config_center.h"
 #include "controller/center/file_config_center.h"
 #include "controller/reconcile/object_validator.h"
 #include "controller/reconcile/reconciler.h"
@@ -59,6 +61,8 @@ struct ControllerSyncOptions {
 
 struct ControllerOptions {
   std::filesystem::path config_dir;
+  // The etcd center instead of the directory (its identifier is set by Create()).
+  std::optional<EtcdConfigCenterOptions> etcd;
   std::filesystem::path plugin_dir;
   std::chrono::milliseconds debounce{50};
   // What the config source accepts (FileConfigCenterOptions).
@@ -146,7 +150,7 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
   std::unique_ptr<core::ObjectStore> synced_;
   std::unique_ptr<core::SyncLinks> links_;  // sync scope, set by processors (sync_links.h)
   std::unique_ptr<Reconciler> reconciler_;
-  std::unique_ptr<FileConfigCenter> center_;
+  std::unique_ptr<ConfigCenter> center_;
   std::unique_ptr<SyncBridge> sync_bridge_;
   std::unique_ptr<sync::SyncServer> sync_server_;  // null when ConfigSync is not served
   int64_t started_unix_ms_ = 0;

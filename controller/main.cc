@@ -115,10 +115,11 @@ int main(int argc, char** argv) {
   std::string plugin_dir =
       config->plugin_dir.empty() ? portico::core::DefaultPluginDir() : config->plugin_dir;
   if (flags.check) return Check(plugin_dir, config->config_dir);
-  if (config->config_dir.empty()) {
-    std::fprintf(stderr,
-                 "error: no config directory: pass --config-dir DIR (or config_dir in --config "
-                 "FILE)\n");
+  if (config->config_dir.empty() && !config->etcd.enabled()) {
+    std::fprintf(
+        stderr,
+        "error: no config source: pass --config-dir DIR or --etcd-endpoints (or config_dir "
+        "or [etcd] in --config FILE)\n");
     return 2;
   }
 
@@ -142,6 +143,24 @@ int main(int argc, char** argv) {
   options.workers = config->workers;
   options.testing = config->testing;
   options.version = PORTICO_VERSION;
+  if (config->etcd.enabled()) {
+    const portico::controller::ControllerEtcdConfig& e = config->etcd;
+    portico::controller::EtcdConfigCenterOptions etcd;
+    etcd.client.endpoints = e.endpoints;
+    etcd.client.ca_file = e.ca_file;
+    etcd.client.cert_file = e.cert_file;
+    etcd.client.key_file = e.key_file;
+    etcd.client.user = e.user;
+    auto password = portico::controller::ReadEtcdPassword(e.password, e.password_file);
+    if (!password.ok()) {
+      std::fprintf(stderr, "error: %s\n", password.status().message().c_str());
+      return 2;
+    }
+    etcd.client.password = *password;
+    etcd.prefix = e.prefix;
+    etcd.start_timeout = std::chrono::milliseconds(e.start_timeout_ms);
+    options.etcd = std::move(etcd);
+  }
   portico::controller::ControllerSyncOptions sync_options;
   sync_options.address = config->sync_address;
   sync_options.port = config->sync_port;

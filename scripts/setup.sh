@@ -12,7 +12,7 @@ PACKAGES=(
   libssl-dev rapidjson-dev libyaml-cpp-dev libtomlplusplus-dev libre2-dev
   libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   # tools used by tests and benchmarks
-  curl openssl python3 wrk nginx-light haproxy etcd-server binutils valgrind linux-perf
+  curl openssl python3 wrk nginx-light haproxy etcd-server etcd-client binutils valgrind linux-perf
 )
 
 missing=()

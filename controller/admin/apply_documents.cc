@@ -8,7 +8,17 @@
 namespace portico::controller::admin {
 
 uint64_t ContentHash(const rapidjson::Value& doc) {
-  return std::hash<std::string>{}(json::Serialize(doc));
+  const rapidjson::Value* meta = json::Find(doc, "metadata");
+  if (meta == nullptr || !meta->IsObject() ||
+      (!meta->HasMember("resourceVersion") && !meta->HasMember("creationTimestamp"))) {
+    return std::hash<std::string>{}(json::Serialize(doc));
+  }
+  // The stamps a config source adds (etcd: the mod revision, the first sighting) are not content.
+  rapidjson::Document copy;
+  copy.CopyFrom(doc, copy.GetAllocator());
+  copy["metadata"].RemoveMember("resourceVersion");
+  copy["metadata"].RemoveMember("creationTimestamp");
+  return std::hash<std::string>{}(json::Serialize(copy));
 }
 
 StatusOr<std::vector<PreparedObject>> PrepareApply(std::string_view body,

@@ -41,7 +41,8 @@ StatusOr<std::vector<PreparedObject>> PrepareApply(std::string_view body,
                                                    const YamlLimits& limits = {},
                                                    const ObjectLimits& objects = {});
 
-// ContentHash fingerprints a document (its compact JSON serialization).
+// ContentHash fingerprints a document (its compact JSON serialization), leaving out
+// metadata.resourceVersion and metadata.creationTimestamp, which config sources stamp.
 uint64_t ContentHash(const rapidjson::Value& doc);
 
 }  // namespace portico::controller::admin

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "controller/center/testing/test_identifier.h"
 #include "portico/sdk/json.h"
 
 namespace portico::controller {
@@ -34,22 +35,7 @@ using std::chrono_literals::operator""s;
 
 constexpr auto kDeadline = 5s;
 
-// TestIdentifier: group from apiVersion; Namespace and GatewayClass cluster-scoped, others in
-// "default" unless namespaced; kind "Unknown" rejected.
-StatusOr<sdk::ObjectRef> TestIdentifier(const rapidjson::Value& doc) {
-  std::string api = json::GetString(doc, "apiVersion");
-  std::string kind = json::GetString(doc, "kind");
-  if (kind == "Unknown") return InvalidArgumentError("unknown kind \"Unknown\"");
-  size_t slash = api.find('/');
-  sdk::ObjectRef ref;
-  ref.group = slash == std::string::npos ? "" : api.substr(0, slash);
-  ref.kind = kind;
-  ref.name = json::GetString(doc, "metadata.name");
-  if (kind != "Namespace" && kind != "GatewayClass") {
-    ref.ns = json::GetString(doc, "metadata.namespace", "default");
-  }
-  return ref;
-}
+using testing::TestIdentifier;
 
 std::string Route(const std::string& name, const std::string& host = "a.example") {
   return "apiVersion: gateway.networking.k8s.io/v1\n"

@@ -46,6 +46,25 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
                  "ConfigSync mutual TLS: the controller's certificate");
   app.add_option("--sync-key-file", flags->sync_key_file,
                  "ConfigSync mutual TLS: the controller's private key");
+  // [etcd]: nested fields, bound one by one.
+  auto etcd = [&](const std::string& name, auto field, const std::string& help) {
+    CLI::Option* option = app.add_option(name, flags->values.etcd.*field, help);
+    flags->settings.emplace_back(option,
+                                 [field](const ControllerConfig& from, ControllerConfig* to) {
+                                   to->etcd.*field = from.etcd.*field;
+                                 });
+    return option;
+  };
+  etcd("--etcd-endpoints", &ControllerEtcdConfig::endpoints,
+       "Keep the resources in etcd: endpoints host:port (http:// or https://), comma-separated")
+      ->delimiter(',');
+  etcd("--etcd-prefix", &ControllerEtcdConfig::prefix, "etcd key prefix (default /portico)");
+  etcd("--etcd-ca-file", &ControllerEtcdConfig::ca_file, "etcd TLS: CA of the etcd servers");
+  etcd("--etcd-cert-file", &ControllerEtcdConfig::cert_file, "etcd TLS: client certificate");
+  etcd("--etcd-key-file", &ControllerEtcdConfig::key_file, "etcd TLS: client private key");
+  etcd("--etcd-user", &ControllerEtcdConfig::user, "etcd authentication: user name");
+  etcd("--etcd-password-file", &ControllerEtcdConfig::password_file,
+       "etcd authentication: file holding the password");
   Setting(app, flags, "--debounce-ms", &ControllerConfig::debounce_ms,
           "Quiet time in ms before a burst of file edits is read");
   Setting(app, flags, "--max-object-bytes", &ControllerConfig::max_object_bytes,

@@ -248,5 +248,51 @@ TEST(ConfigFlagsTest, LimitsFromFileAndFlags) {
       << bad.status();
 }
 
+TEST(ConfigFlagsTest, EtcdFromTheFileAndFlags) {
+  ControllerConfig config;
+  Status status = ParseConfigToml(R"([etcd]
+endpoints = ["127.0.0.1:2379", "https://127.0.0.1:22379"]
+prefix = "/team"
+ca_file = "ca.pem"
+user = "portico"
+password_file = "pw"
+start_timeout_ms = 500
+)",
+                                  "/etc/portico/c.toml", &config);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(config.etcd.enabled());
+  EXPECT_EQ(config.etcd.endpoints,
+            (std::vector<std::string>{"127.0.0.1:2379", "https://127.0.0.1:22379"}));
+  EXPECT_EQ(config.etcd.prefix, "/team");
+  EXPECT_EQ(config.etcd.ca_file, "/etc/portico/ca.pem");  // relative to the file
+  EXPECT_EQ(config.etcd.password_file, "/etc/portico/pw");
+  EXPECT_EQ(config.etcd.start_timeout_ms, 500);
+  EXPECT_TRUE(config.Validate().ok());
+  ControllerConfig unknown;
+  Status typo = ParseConfigToml("[etcd]\nendpoint = [\"x:1\"]\n", "c.toml", &unknown);
+  EXPECT_FALSE(typo.ok());
+  EXPECT_NE(typo.message().find("etcd.endpoint"), std::string::npos) << typo;
+
+  ConfigFlags flags;
+  auto flagged = Parse({"portico-controller", "--etcd-endpoints", "127.0.0.1:1,127.0.0.1:2",
+                        "--etcd-prefix", "/x", "--etcd-user", "u"},
+                       &flags);
+  ASSERT_TRUE(flagged.ok()) << flagged.status();
+  EXPECT_EQ(flagged->etcd.endpoints, (std::vector<std::string>{"127.0.0.1:1", "127.0.0.1:2"}));
+  EXPECT_EQ(flagged->etcd.prefix, "/x");
+  EXPECT_EQ(flagged->etcd.user, "u");
+
+  ConfigFlags both;
+  auto refused =
+      Parse({"portico-controller", "--etcd-endpoints", "127.0.0.1:1", "--config-dir", "/c"}, &both);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("choose the directory or etcd"), std::string::npos);
+  ConfigFlags no_slash;
+  auto bad_prefix = Parse(
+      {"portico-controller", "--etcd-endpoints", "127.0.0.1:1", "--etcd-prefix", "x"}, &no_slash);
+  ASSERT_FALSE(bad_prefix.ok());
+  EXPECT_NE(bad_prefix.status().message().find("must start with '/'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace portico::controller

@@ -38,6 +38,25 @@ Status ControllerConfig::Validate() const {
                                 "\" is not one of trace, debug, info, warn, error, critical, off");
   }
   if (admin_address.empty()) return InvalidArgumentError("admin.address: empty");
+  if (etcd.enabled()) {
+    if (!config_dir.empty()) {
+      return InvalidArgumentError(
+          "config_dir and etcd.endpoints are both set: the resources come from one source, "
+          "choose the directory or etcd");
+    }
+    if (etcd.prefix.empty() || etcd.prefix.front() != '/') {
+      return InvalidArgumentError("etcd.prefix: \"" + etcd.prefix + "\" must start with '/'");
+    }
+    if (etcd.cert_file.empty() != etcd.key_file.empty()) {
+      return InvalidArgumentError("etcd.cert_file and etcd.key_file go together");
+    }
+    if (!etcd.password.empty() && !etcd.password_file.empty()) {
+      return InvalidArgumentError("etcd.password and etcd.password_file: give one");
+    }
+    if (etcd.user.empty() && (!etcd.password.empty() || !etcd.password_file.empty())) {
+      return InvalidArgumentError("etcd: a password without etcd.user");
+    }
+  }
   if (sync_log_max_bytes == 0) {
     return InvalidArgumentError("sync.log_max_bytes: must be positive");
   }
@@ -116,6 +135,21 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, ControllerCo
                                          std::numeric_limits<int64_t>::max(), &value));
       *field = static_cast<uint64_t>(value);
     }
+    PORTICO_RETURN_IF_ERROR(reader.Finish());
+  }
+  PORTICO_RETURN_IF_ERROR(status);
+  if (const toml::table* etcd = top.Table("etcd", &status)) {
+    Reader reader(file, *etcd, "etcd.");
+    PORTICO_RETURN_IF_ERROR(reader.StringList("endpoints", &config->etcd.endpoints));
+    PORTICO_RETURN_IF_ERROR(reader.String("prefix", &config->etcd.prefix));
+    PORTICO_RETURN_IF_ERROR(reader.Path("ca_file", &config->etcd.ca_file));
+    PORTICO_RETURN_IF_ERROR(reader.Path("cert_file", &config->etcd.cert_file));
+    PORTICO_RETURN_IF_ERROR(reader.Path("key_file", &config->etcd.key_file));
+    PORTICO_RETURN_IF_ERROR(reader.String("user", &config->etcd.user));
+    PORTICO_RETURN_IF_ERROR(reader.String("password", &config->etcd.password));
+    PORTICO_RETURN_IF_ERROR(reader.Path("password_file", &config->etcd.password_file));
+    PORTICO_RETURN_IF_ERROR(
+        reader.Int("start_timeout_ms", 0, 3'600'000, &config->etcd.start_timeout_ms));
     PORTICO_RETURN_IF_ERROR(reader.Finish());
   }
   PORTICO_RETURN_IF_ERROR(status);

@@ -26,6 +26,12 @@
 //   max_file_bytes       = 67108864       # one file; larger ones are refused unread
 //   max_objects_per_file = 10000          # documents in one file
 //   large_file_bytes     = 1048576        # files this large are parsed apart from the others
+//   [etcd]                                # keep the resources in etcd instead of config_dir
+//   endpoints = ["127.0.0.1:2379"]        # host:port, http:// or https://; several: failover
+//   prefix    = "/portico"                # keys: <prefix>/<group>/<kind>/<namespace>/<name>
+//   ca_file   = ""  cert_file = ""  key_file = ""   # TLS to etcd (relative: to this file)
+//   user      = ""  password = ""  password_file = ""   # etcd authentication
+//   start_timeout_ms = 10000              # how long start-up waits for etcd
 //   [conf_sync_security]                  # mutual TLS for ConfigSync (core/sync/sync_security.h)
 //   active = "prod"
 //   [[conf_sync_security.certs]]
@@ -39,12 +45,24 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/toml_reader.h"
 #include "core/sync/sync_security.h"
 #include "portico/sdk/status.h"
 
 namespace portico::controller {
+
+// ControllerEtcdConfig: the [etcd] table (controller/center/etcd_config_center.h). With
+// endpoints, the resources come from etcd and config_dir is not used.
+struct ControllerEtcdConfig {
+  std::vector<std::string> endpoints;
+  std::string prefix = "/portico";
+  std::string ca_file, cert_file, key_file;
+  std::string user, password, password_file;
+  int64_t start_timeout_ms = 10'000;
+  bool enabled() const { return !endpoints.empty(); }
+};
 
 struct ControllerConfig {
   std::string config_dir;  // required to serve (or to --check a directory)
@@ -60,6 +78,7 @@ struct ControllerConfig {
   uint64_t sync_log_max_bytes = uint64_t{64} << 20;
   int64_t sync_log_max_age_ms = 300'000;
   core::SyncSecurity sync_security;  // [conf_sync_security]; disabled (plaintext) when absent
+  ControllerEtcdConfig etcd;         // [etcd]; disabled (the file center) when no endpoints
   int debounce_ms = 50;
   // [limits]: refused objects and files keep their last good version (file_config_center.h).
   uint64_t max_object_bytes = uint64_t{1536} * 1024;

@@ -1,14 +1,15 @@
 // main.cc: portico-ctl, the command-line client (DESIGN.md §8). Each subcommand lives in its own
 // file and registers itself on the app: list-plugins (list_plugins.h), get (get_command.h),
 // apply (apply_command.h), delete (delete_command.h), gen-certs (gen_certs_command.h), status
-// (status_command.h), diff (diff_command.h), plugin verify
-// (plugin_verify_command.h). Flags and output follow kubectl habits; the global
+// (status_command.h), diff (diff_command.h), plugin verify (plugin_verify_command.h), import
+// and export (etcd_commands.h). Flags and output follow kubectl habits; the global
 // --server (env PORTICO_SERVER) names the controller.
 #include <CLI/CLI.hpp>
 
 #include "controller/ctl/apply_command.h"
 #include "controller/ctl/delete_command.h"
 #include "controller/ctl/diff_command.h"
+#include "controller/ctl/etcd_commands.h"
 #include "controller/ctl/gen_certs_command.h"
 #include "controller/ctl/get_command.h"
 #include "controller/ctl/list_plugins.h"
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   portico::ctl::AddStatusCommand(app, &exit_code, &server);
   portico::ctl::AddDiffCommand(app, &exit_code, &server);
   portico::ctl::AddPluginCommand(app, &exit_code);
+  portico::ctl::AddEtcdCommands(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -47,6 +47,10 @@ class VerifyWorld : public controller::HostServices {
   }
   void AddMetric(std::string_view, const core::KindId&, double) override {}
   int64_t NowUnixMs() const override { return 1'780'000'000'000; }
+  // A world of one run: nothing was synced before.
+  std::optional<std::string> PreviousSynced(const sdk::ObjectRef&) const override {
+    return std::nullopt;
+  }
 
   void SetExport(const std::string& key, std::string json) { exports_[key] = std::move(json); }
 

@@ -235,7 +235,9 @@ class Controller(Process):
                 os.unlink(f)
         self.conf_dir = conf_dir
         self.binaries = binaries
-        argv = [binaries.controller, "--config-dir", conf_dir, "--plugin-dir",
+        # conf_dir None: no --config-dir (the resources come from `extra`, e.g. --etcd-endpoints).
+        source = ["--config-dir", conf_dir] if conf_dir is not None else []
+        argv = [binaries.controller] + source + ["--plugin-dir",
                 binaries.plugin_dir, "--admin-port", "0", "--admin-port-file",
                 self.admin_port_file, "--sync-port", str(sync_port), "--sync-port-file",
                 self.sync_port_file, "--testing", "--debounce-ms", str(debounce_ms),

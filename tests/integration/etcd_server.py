@@ -1,0 +1,104 @@
+"""A real etcd server (/usr/bin/etcd) on loopback for integration tests and benchmarks, and
+etcdctl against it.
+
+etcd cannot report a port-0 bind, so its ports are found by binding port 0, reading the port and
+closing the socket (portico_procs.free_port); when etcd then fails to start (the port was taken
+meanwhile) new ports are picked and it is started again. Health is an answered `etcdctl get`
+within a deadline.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+from portico_procs import free_port, wait_until
+
+
+def etcd_binary():
+    return shutil.which("etcd")
+
+
+def etcdctl_binary():
+    return shutil.which("etcdctl")
+
+
+class EtcdServer:
+    def __init__(self, workdir=None, name="etcd"):
+        self.name = name
+        self.dir = tempfile.mkdtemp(prefix="portico-etcd-", dir=workdir)
+        self.process = None
+        self.client_port = None
+
+    def endpoint(self):
+        return "127.0.0.1:%d" % self.client_port
+
+    def start(self, timeout=30):
+        last = None
+        for _ in range(5):
+            self.client_port, peer = free_port(), free_port()
+            if self.client_port == peer:
+                continue
+            client = "http://127.0.0.1:%d" % self.client_port
+            peer_url = "http://127.0.0.1:%d" % peer
+            self.log = open(os.path.join(self.dir, "etcd.log"), "a")
+            self.process = subprocess.Popen(
+                [etcd_binary(), "--name", self.name, "--data-dir", os.path.join(self.dir, "data"),
+                 "--listen-client-urls", client, "--advertise-client-urls", client,
+                 "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
+                 "--initial-cluster", "%s=%s" % (self.name, peer_url), "--log-level", "warn",
+                 "--logger", "zap"],
+                stdout=self.log, stderr=subprocess.STDOUT)
+            try:
+                wait_until(self._healthy, timeout, "etcd on %s to answer" % client)
+                return self
+            except AssertionError as e:
+                last = e
+                self.stop()
+                shutil.rmtree(os.path.join(self.dir, "data"), ignore_errors=True)
+        raise AssertionError("etcd did not start: %s\n%s" % (last, self.tail()))
+
+    def _healthy(self):
+        if self.process.poll() is not None:
+            raise AssertionError("etcd exited: %s" % self.tail())
+        done = subprocess.run([etcdctl_binary(), "--endpoints", self.endpoint(),
+                               "--command-timeout=1s", "get", "health"],
+                              capture_output=True, text=True, timeout=10,
+                              env=dict(os.environ, ETCDCTL_API="3"))
+        return done.returncode == 0
+
+    def ctl(self, *args, input=None, check=True):
+        done = subprocess.run([etcdctl_binary(), "--endpoints", self.endpoint()] + list(args),
+                              capture_output=True, text=True, timeout=30, input=input,
+                              env=dict(os.environ, ETCDCTL_API="3"))
+        if check and done.returncode != 0:
+            raise AssertionError("etcdctl %s: %s%s" % (" ".join(args), done.stdout, done.stderr))
+        return done.stdout
+
+    def put(self, key, value):
+        # The value through stdin: etcdctl reads it when only the key is given.
+        return self.ctl("put", key, input=value)
+
+    def keys(self, prefix="/portico/"):
+        out = self.ctl("get", "--prefix", "--keys-only", prefix)
+        return sorted(line for line in out.splitlines() if line)
+
+    def tail(self, lines=20):
+        try:
+            with open(os.path.join(self.dir, "etcd.log")) as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        if getattr(self, "log", None) is not None:
+            self.log.close()
+            self.log = None
+
+    def remove(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
