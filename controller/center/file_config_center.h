@@ -29,8 +29,9 @@
 // Thread-safety: as ConfigCenter (config_center.h): OnChanges() is called from one thread at a
 // time (Start()'s caller, the watcher thread, the large-file worker, or Resync()'s caller; one
 // mutex orders them); Errors(), Apply(), Delete(), Resync() and Describe() may be called from
-// any thread, but not from inside OnChanges() or `on_errors`. Ownership: the listener must outlive Stop(); the destructor stops.
-// Stop() waits for a large file being parsed (seconds for tens of MB).
+// any thread, but not from inside OnChanges() or `on_errors`. Ownership: the listener must outlive
+// Stop(); the destructor stops. Stop() waits for a large file being parsed (seconds for tens of
+// MB).
 #ifndef PORTICO_CONTROLLER_CENTER_FILE_CONFIG_CENTER_H_
 #define PORTICO_CONTROLLER_CENTER_FILE_CONFIG_CENTER_H_
 

@@ -38,8 +38,8 @@ class TlsTransport final : public Transport {
                                               std::shared_ptr<const core::tls::ServerTlsSet> set);
   // CreateClient: the client side towards a backend; nullptr when `tls` is not usable or
   // OpenSSL cannot make a session.
-  static std::unique_ptr<TlsTransport> CreateClient(PlainTransport* socket,
-                                                    std::shared_ptr<const core::tls::UpstreamTls> tls);
+  static std::unique_ptr<TlsTransport> CreateClient(
+      PlainTransport* socket, std::shared_ptr<const core::tls::UpstreamTls> tls);
   TlsTransport(const TlsTransport&) = delete;
   TlsTransport& operator=(const TlsTransport&) = delete;
   ~TlsTransport() override { Close(); }
@@ -72,7 +72,7 @@ class TlsTransport final : public Transport {
 
   PlainTransport* socket_;
   SSL* ssl_;
-  std::shared_ptr<const core::tls::ServerTlsSet> set_;       // server side
+  std::shared_ptr<const core::tls::ServerTlsSet> set_;      // server side
   std::shared_ptr<const core::tls::UpstreamTls> upstream_;  // client side
   bool read_waits_for_writable_ = false;
   bool write_waits_for_readable_ = false;

@@ -31,7 +31,8 @@ std::string PolicyEntry(const std::string& hostname, const std::string& ca_sha,
                     hostname + "\"";
   if (!ca_sha.empty()) {
     out += R"(,"caCertificates":[{"ref":{"kind":"ConfigMap","namespace":"infra","name":"ca"},)"
-           R"("sha256":")" + ca_sha + R"("}])";
+           R"("sha256":")" +
+           ca_sha + R"("}])";
   }
   return out + extra + "}";
 }
@@ -51,11 +52,13 @@ class UpstreamTlsTest : public ::testing::Test {
   // endpoint is `upstream_port`; the backend's certificate as CA bundle "sha-ca".
   SnapshotBuilder Base(uint16_t upstream_port, const std::string& client_sha = "") {
     SnapshotBuilder b;
-    std::string listeners = ListenerSetEntry("infra", "web", "", port_.port(), HttpListener("http"));
+    std::string listeners =
+        ListenerSetEntry("infra", "web", "", port_.port(), HttpListener("http"));
     if (!client_sha.empty()) {
       listeners.pop_back();
       listeners += R"(,"backendClientCertificate":{"secretRef":{"namespace":"infra","name":)"
-                   R"("client"},"sha256":")" + client_sha + R"("}})";
+                   R"("client"},"sha256":")" +
+                   client_sha + R"("}})";
     }
     b.Put("listener_set.v1", "gateway/infra/web/" + std::to_string(port_.port()),
           "gateway.networking.k8s.io/Gateway/infra/web", listeners);
@@ -70,7 +73,8 @@ class UpstreamTlsTest : public ::testing::Test {
 
   void Apply(const SnapshotBuilder& b) {
     std::vector<core::SyncNack> nacks = ApplySnapshot(plane_.get(), b, ++generation_);
-    for (const core::SyncNack& nack : nacks) ADD_FAILURE() << nack.key.ToString() << ": " << nack.reason;
+    for (const core::SyncNack& nack : nacks)
+      ADD_FAILURE() << nack.key.ToString() << ": " << nack.reason;
   }
 
   Response Get(const std::string& path) {
@@ -146,15 +150,17 @@ TEST_F(UpstreamTlsTest, SubjectAltNamesReplaceTheHostnameCheck) {
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "tls-upstream sni=sni.test target=/dns");
 
-  b.Put("backend.v1", "tls/infra/secure", kPolicyOwner,
-        PolicyEntry("sni.test", "sha-ca",
-                    R"(,"subjectAltNames":[{"type":"URI","uri":"spiffe://td/ns/infra/sa/secure"}])"));
+  b.Put(
+      "backend.v1", "tls/infra/secure", kPolicyOwner,
+      PolicyEntry("sni.test", "sha-ca",
+                  R"(,"subjectAltNames":[{"type":"URI","uri":"spiffe://td/ns/infra/sa/secure"}])"));
   Apply(b);
   EXPECT_EQ(Get("/uri").status, 200);
 
-  b.Put("backend.v1", "tls/infra/secure", kPolicyOwner,
-        PolicyEntry("secure.test", "sha-ca",
-                    R"(,"subjectAltNames":[{"type":"URI","uri":"spiffe://td/ns/infra/sa/other"}])"));
+  b.Put(
+      "backend.v1", "tls/infra/secure", kPolicyOwner,
+      PolicyEntry("secure.test", "sha-ca",
+                  R"(,"subjectAltNames":[{"type":"URI","uri":"spiffe://td/ns/infra/sa/other"}])"));
   Apply(b);
   EXPECT_EQ(Get("/uri-mismatch").status, 502);  // the hostname alone no longer suffices
   EXPECT_THAT(upstream.targets(), ::testing::ElementsAre("/dns", "/uri"));
@@ -167,8 +173,9 @@ TEST_F(UpstreamTlsTest, APolicyThatCannotBeAppliedAnswers502AndNeverSendsClearTe
   Apply(b);
   EXPECT_EQ(Get("/missing-ca").status, 502);
 
-  b.Put("backend.v1", "tls/infra/secure", kPolicyOwner,
-        PolicyEntry("secure.test", "", R"(,"invalid":"caCertificateRefs: ConfigMap ca not found")"));
+  b.Put(
+      "backend.v1", "tls/infra/secure", kPolicyOwner,
+      PolicyEntry("secure.test", "", R"(,"invalid":"caCertificateRefs: ConfigMap ca not found")"));
   Apply(b);
   EXPECT_EQ(Get("/invalid").status, 502);
   EXPECT_EQ(plain.connections(), 0u);
@@ -202,8 +209,7 @@ TEST_F(UpstreamTlsTest, TheGatewaysClientCertificateIsPresented) {
   Apply(b);
   EXPECT_EQ(Get("/mtls").status, 200);
   ASSERT_EQ(upstream.handshakes().size(), 1u);
-  EXPECT_EQ(upstream.handshakes()[0].client_fingerprint,
-            Fingerprint(client.cert_pem));
+  EXPECT_EQ(upstream.handshakes()[0].client_fingerprint, Fingerprint(client.cert_pem));
 }
 
 TEST_F(UpstreamTlsTest, MirrorsToABackendUnderAPolicySpeakTlsToo) {

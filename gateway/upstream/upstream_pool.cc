@@ -54,8 +54,9 @@ UpstreamConnection::~UpstreamConnection() {
 }
 
 std::string_view UpstreamConnection::failure() const {
-  return tls_ != nullptr ? std::string_view(static_cast<server::TlsTransport*>(tls_.get())->failure())
-                         : std::string_view();
+  return tls_ != nullptr
+             ? std::string_view(static_cast<server::TlsTransport*>(tls_.get())->failure())
+             : std::string_view();
 }
 
 void UpstreamConnection::OnEvents(uint32_t events) {

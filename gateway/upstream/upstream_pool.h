@@ -25,9 +25,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/runtime/tls/upstream_tls.h"
 #include "gateway/http/chunked_decoder.h"
 #include "gateway/http/response_parser.h"
-#include "core/runtime/tls/upstream_tls.h"
 #include "gateway/server/event_loop.h"
 #include "gateway/server/io_buffer.h"
 #include "gateway/server/timer_wheel.h"
@@ -96,7 +96,7 @@ class UpstreamConnection final : public server::EventHandler, public server::Tim
   UpstreamPool* pool_;
   EndpointPool* endpoint_;
   int fd_;
-  server::PlainTransport socket_;  // owns fd_
+  server::PlainTransport socket_;           // owns fd_
   std::unique_ptr<server::Transport> tls_;  // a TlsTransport over socket_, or null
   UpstreamUser* user_ = nullptr;  // null while idle
   uint32_t reuse_count_ = 0;

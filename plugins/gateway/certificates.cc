@@ -10,13 +10,10 @@ sdk::Condition Invalid(const std::string& reason, const std::string& message) {
 
 }  // namespace
 
-std::optional<ResolvedCertificate> ResolveCertificateRef(const CertificateRef& ref,
-                                                         const std::string& field,
-                                                         const std::string& invalid_reason,
-                                                         const sdk::ObjectRef& gateway,
-                                                         sdk::ProcessContext& ctx,
-                                                         std::optional<sdk::Condition>* failure,
-                                                         bool* kept) {
+std::optional<ResolvedCertificate> ResolveCertificateRef(
+    const CertificateRef& ref, const std::string& field, const std::string& invalid_reason,
+    const sdk::ObjectRef& gateway, sdk::ProcessContext& ctx, std::optional<sdk::Condition>* failure,
+    bool* kept) {
   auto fail = [&](const std::string& reason, const std::string& message) {
     if (!*failure) *failure = Invalid(reason, field + ": " + message);
     return std::nullopt;
@@ -48,8 +45,7 @@ std::optional<ResolvedCertificate> ResolveCertificateRef(const CertificateRef& r
     const std::string message =
         secret + ": " + json::GetString(*doc, "message", "its material is not usable");
     const rapidjson::Value* serving = json::Find(*doc, "serving");
-    if (serving == nullptr || !serving->IsObject() ||
-        json::GetString(*serving, "sha256").empty()) {
+    if (serving == nullptr || !serving->IsObject() || json::GetString(*serving, "sha256").empty()) {
       return fail(invalid_reason, message);
     }
     // The Secret plugin still syncs its previous material: report, and keep serving it.

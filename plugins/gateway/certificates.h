@@ -45,13 +45,10 @@ struct CertificateResolution {
 // forbidden cross-namespace reference, `invalid_reason` for every other problem. Also used for
 // a Gateway's spec.tls.backend.clientCertificateRef (InvalidClientCertificateRef). A Secret whose
 // previous material keeps serving returns that material with `*failure` set and `*kept` true.
-std::optional<ResolvedCertificate> ResolveCertificateRef(const CertificateRef& ref,
-                                                         const std::string& field,
-                                                         const std::string& invalid_reason,
-                                                         const sdk::ObjectRef& gateway,
-                                                         sdk::ProcessContext& ctx,
-                                                         std::optional<sdk::Condition>* failure,
-                                                         bool* kept = nullptr);
+std::optional<ResolvedCertificate> ResolveCertificateRef(
+    const CertificateRef& ref, const std::string& field, const std::string& invalid_reason,
+    const sdk::ObjectRef& gateway, sdk::ProcessContext& ctx, std::optional<sdk::Condition>* failure,
+    bool* kept = nullptr);
 
 CertificateResolution ResolveCertificates(const Listener& listener, const sdk::ObjectRef& gateway,
                                           sdk::ProcessContext& ctx);

@@ -96,7 +96,8 @@ StatusOr<std::shared_ptr<const ServerContext>> ServerContext::Build(
                                SSL_OP_NO_COMPRESSION | SSL_OP_IGNORE_UNEXPECTED_EOF);
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
                             SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  if (SSL_CTX_set_cipher_list(ctx, kDefaultCiphers) != 1 || SSL_CTX_set1_groups_list(ctx, kDefaultGroups) != 1) {
+  if (SSL_CTX_set_cipher_list(ctx, kDefaultCiphers) != 1 ||
+      SSL_CTX_set1_groups_list(ctx, kDefaultGroups) != 1) {
     return fail("default cipher or group list refused: " + OpenSslErrors());
   }
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);

@@ -37,7 +37,7 @@ int CheckLeaf(int ok, X509_STORE_CTX* store) {
 }  // namespace
 
 StatusOr<std::shared_ptr<const UpstreamTls>> UpstreamTls::Build(const Settings& settings,
-                                                                 std::string id) {
+                                                                std::string id) {
   const std::string what = "BackendTLSPolicy " + settings.policy;
   ERR_clear_error();
   std::shared_ptr<UpstreamTls> out(new UpstreamTls());
@@ -55,15 +55,14 @@ StatusOr<std::shared_ptr<const UpstreamTls>> UpstreamTls::Build(const Settings& 
   if (SSL_CTX_set_cipher_list(ctx, kDefaultCiphers) != 1 ||
       SSL_CTX_set1_groups_list(ctx, kDefaultGroups) != 1 ||
       SSL_CTX_set_alpn_protos(ctx, kHttp11, sizeof(kHttp11)) != 0) {
-    return InternalError(what + ": default cipher, group or ALPN list refused: " +
-                         OpenSslErrors());
+    return InternalError(what + ": default cipher, group or ALPN list refused: " + OpenSslErrors());
   }
   SSL_CTX_set_read_ahead(ctx, 1);
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, &CheckLeaf);
   if (settings.system_roots) {
     if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
-      return InvalidArgumentError(what + ": the system CA store cannot be read: " +
-                                  OpenSslErrors());
+      return InvalidArgumentError(what +
+                                  ": the system CA store cannot be read: " + OpenSslErrors());
     }
   }
   X509_STORE* store = SSL_CTX_get_cert_store(ctx);
@@ -190,7 +189,8 @@ std::shared_ptr<const UpstreamTlsTable> UpstreamTlsTable::Build(
   const FormatEntries* entries = snapshot.Entries(PORTICO_FORMAT_BACKEND);
   // The policies by (ns/svc, sectionName).
   std::map<std::pair<std::string, std::string>, PolicyEntry> policies;
-  for (auto it = entries != nullptr ? entries->lower_bound("tls/") : FormatEntries::const_iterator();
+  for (auto it = entries != nullptr ? entries->lower_bound("tls/")
+                                    : FormatEntries::const_iterator();
        entries != nullptr && it != entries->end() && it->first.rfind("tls/", 0) == 0; ++it) {
     StatusOr<PolicyEntry> parsed = ParseEntry(it->first, it->second);
     if (!parsed.ok()) {
@@ -238,7 +238,8 @@ std::shared_ptr<const UpstreamTlsTable> UpstreamTlsTable::Build(
         tls = it->second;
       }
     }
-    if (tls == nullptr && !p.invalid.empty()) tls = UpstreamTls::Unusable(p.settings.policy, id, p.invalid);
+    if (tls == nullptr && !p.invalid.empty())
+      tls = UpstreamTls::Unusable(p.settings.policy, id, p.invalid);
     if (tls == nullptr) {
       UpstreamTls::Settings settings = p.settings;
       std::string missing;

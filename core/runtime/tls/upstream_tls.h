@@ -107,12 +107,12 @@ class UpstreamTlsTable {
  private:
   struct Slot {
     bool tls = false;
-    std::shared_ptr<const UpstreamTls> plain_client;                  // no client certificate
+    std::shared_ptr<const UpstreamTls> plain_client;                      // no client certificate
     std::map<std::string, std::shared_ptr<const UpstreamTls>> by_client;  // client sha256 ->
   };
-  std::vector<Slot> slots_;  // by Backend::index
+  std::vector<Slot> slots_;                                                // by Backend::index
   std::map<std::pair<std::string, uint16_t>, std::string> client_by_set_;  // -> sha256
-  std::map<std::string, std::shared_ptr<const UpstreamTls>> contexts_;  // by id
+  std::map<std::string, std::shared_ptr<const UpstreamTls>> contexts_;     // by id
 };
 
 }  // namespace portico::core::tls

@@ -13,7 +13,8 @@
 namespace portico::gateway::server::testing {
 
 // Cert is a self-signed EC certificate valid from an hour ago for a day, with these SANs.
-sdk::testing::TestCertificate Cert(std::vector<std::string> dns, std::vector<std::string> uris = {});
+sdk::testing::TestCertificate Cert(std::vector<std::string> dns,
+                                   std::vector<std::string> uris = {});
 
 // JsonEscape escapes a PEM (newlines) for a JSON string.
 std::string JsonEscape(const std::string& pem);

@@ -9,8 +9,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 
@@ -160,8 +160,8 @@ void TlsTestUpstream::Serve(int fd) {
       targets_.push_back(target);
     }
     const std::string reply = "tls-upstream sni=" + record.sni + " target=" + target;
-    const std::string response = "HTTP/1.1 200 OK\r\nContent-Length: " +
-                                 std::to_string(reply.size()) + "\r\n\r\n" + reply;
+    const std::string response =
+        "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(reply.size()) + "\r\n\r\n" + reply;
     if (SSL_write(ssl, response.data(), static_cast<int>(response.size())) <= 0) break;
   }
 done:
