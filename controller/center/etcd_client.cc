@@ -153,8 +153,8 @@ StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(EtcdClientOptions optio
     if (target.empty()) return InvalidArgumentError("etcd: empty endpoint in the list");
     std::shared_ptr<grpc::ChannelCredentials> credentials =
         tls ? grpc::SslCredentials(ssl) : grpc::InsecureChannelCredentials();
-    client->endpoints_.push_back(
-        Member{target, grpc::CreateCustomChannel(target, credentials, args), ""});
+    std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(target, credentials, args);
+    client->endpoints_.push_back(Member{target, channel, etcdserverpb::KV::NewStub(channel), ""});
   }
   return client;
 }
@@ -259,7 +259,7 @@ StatusOr<Response> EtcdClient::Call(const char* name, Rpc rpc) {
         break;
       }
       Response response;
-      grpc::Status status = rpc(e.channel, &context, &response);
+      grpc::Status status = rpc(*e.kv, &context, &response);
       if (status.ok()) {
         if (attempt > 0) {
           std::lock_guard lock(mu_);
@@ -287,35 +287,27 @@ StatusOr<Response> EtcdClient::Call(const char* name, Rpc rpc) {
 
 StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(const etcdserverpb::RangeRequest& r) {
   return Call<etcdserverpb::RangeResponse>(
-      "Range", [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext* c,
-                   etcdserverpb::RangeResponse* out) {
-        return etcdserverpb::KV::NewStub(ch)->Range(c, r, out);
-      });
+      "Range", [&](etcdserverpb::KV::Stub& kv, grpc::ClientContext* c,
+                   etcdserverpb::RangeResponse* out) { return kv.Range(c, r, out); });
 }
 
 StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(const etcdserverpb::TxnRequest& r) {
   return Call<etcdserverpb::TxnResponse>(
-      "Txn", [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext* c,
-                 etcdserverpb::TxnResponse* out) {
-        return etcdserverpb::KV::NewStub(ch)->Txn(c, r, out);
-      });
+      "Txn", [&](etcdserverpb::KV::Stub& kv, grpc::ClientContext* c,
+                 etcdserverpb::TxnResponse* out) { return kv.Txn(c, r, out); });
 }
 
 StatusOr<etcdserverpb::PutResponse> EtcdClient::Put(const etcdserverpb::PutRequest& r) {
   return Call<etcdserverpb::PutResponse>(
-      "Put", [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext* c,
-                 etcdserverpb::PutResponse* out) {
-        return etcdserverpb::KV::NewStub(ch)->Put(c, r, out);
-      });
+      "Put", [&](etcdserverpb::KV::Stub& kv, grpc::ClientContext* c,
+                 etcdserverpb::PutResponse* out) { return kv.Put(c, r, out); });
 }
 
 StatusOr<etcdserverpb::CompactionResponse> EtcdClient::Compact(
     const etcdserverpb::CompactionRequest& r) {
   return Call<etcdserverpb::CompactionResponse>(
-      "Compact", [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext* c,
-                     etcdserverpb::CompactionResponse* out) {
-        return etcdserverpb::KV::NewStub(ch)->Compact(c, r, out);
-      });
+      "Compact", [&](etcdserverpb::KV::Stub& kv, grpc::ClientContext* c,
+                     etcdserverpb::CompactionResponse* out) { return kv.Compact(c, r, out); });
 }
 
 StatusOr<std::unique_ptr<EtcdWatchStream>> EtcdClient::OpenWatch(

@@ -88,11 +88,12 @@ class EtcdClient {
   struct Member {
     std::string target;  // host:port
     std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<etcdserverpb::KV::Stub> kv;  // over `channel`, made once
     std::string token;  // guarded by mu_
   };
   explicit EtcdClient(EtcdClientOptions options) : options_(std::move(options)) {}
 
-  // Call runs `rpc(stub context, endpoint)` with failover; `name` is for errors.
+  // Call runs `rpc(kv stub, context, response)` with failover; `name` is for errors.
   template <typename Response, typename Rpc>
   StatusOr<Response> Call(const char* name, Rpc rpc);
   // Prepare fills `context` (deadline, token) for endpoint `index`; authenticates when needed.
