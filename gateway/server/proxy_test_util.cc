@@ -68,16 +68,21 @@ void AddHeader(std::map<std::string, std::string>* headers, std::string_view nam
 // ---------------------------------------------------------------------------------------------
 // TestUpstream.
 
-TestUpstream::TestUpstream(std::string name) : name_(std::move(name)) {
-  listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+int ListenLoopback(uint16_t* port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  listen(listen_fd_, 128);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  listen(fd, 128);
   socklen_t length = sizeof(addr);
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &length);
-  port_ = ntohs(addr.sin_port);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+TestUpstream::TestUpstream(std::string name) : name_(std::move(name)) {
+  listen_fd_ = ListenLoopback(&port_);
   acceptor_ = std::thread([this] { AcceptLoop(); });
 }
 

@@ -169,6 +169,9 @@ void AddService(SnapshotBuilder* b, const std::string& name, uint16_t port);
 std::vector<core::SyncNack> ApplySnapshot(DataPlane* plane, const SnapshotBuilder& builder,
                                           uint64_t generation);
 
+// ListenLoopback returns a socket listening on 127.0.0.1 at a port the kernel chose (`*port`).
+int ListenLoopback(uint16_t* port);
+
 // WaitFor polls `condition` until it holds or `timeout` passes.
 bool WaitFor(const std::function<bool()>& condition,
              std::chrono::milliseconds timeout = std::chrono::seconds(5));

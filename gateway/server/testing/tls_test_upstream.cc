@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "core/runtime/tls/openssl_util.h"
+#include "gateway/server/proxy_test_util.h"
 
 namespace portico::gateway::server::testing {
 
@@ -63,15 +64,7 @@ TlsTestUpstream::TlsTestUpstream(const std::string& cert_pem, const std::string&
       nullptr);
   if (request_client_certificate) SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, &AcceptAnyCertificate);
 
-  listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  listen(listen_fd_, 128);
-  socklen_t length = sizeof(addr);
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &length);
-  port_ = ntohs(addr.sin_port);
+  listen_fd_ = ListenLoopback(&port_);
   acceptor_ = std::thread([this] { AcceptLoop(); });
 }
 
