@@ -163,6 +163,9 @@ class ConfigLimitsTest(unittest.TestCase):
                 route_yaml("m%d" % i, "/m%d" % i) for i in range(3)))
             write_config_file(self.conf, "one.yaml", route_yaml("one", "/two", "small"))
             wait_until(lambda: not self.errors(c), 10, "errors cleared")
+            # The center's errors clear before the reconciler has applied the new objects.
+            wait_until(lambda: self.route_path(c, "one") == "/two" and
+                       self.route_path(c, "m2") == "/m2", 10, "the edits applied")
             self.assertEqual(self.route_path(c, "one"), "/two")
             self.assertEqual(self.route_path(c, "m2"), "/m2")
 
