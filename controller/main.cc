@@ -175,11 +175,15 @@ int main(int argc, char** argv) {
   }
 
   portico::controller::admin::AdminRouter router(controller->get());
-  portico::core::admin::AdminServerOptions server_options;
-  server_options.address = config->admin_address;
-  server_options.port = config->admin_port;
+  portico::StatusOr<portico::core::admin::AdminServerOptions> server_options =
+      portico::core::admin::AdminServerOptionsFor(config->admin_address, config->admin_port,
+                                                  config->admin_token_file, "portico-controller");
+  if (!server_options.ok()) {
+    spdlog::critical("{}", server_options.status().message());
+    return 1;
+  }
   portico::core::admin::AdminServer server(
-      server_options, [&router](const portico::core::admin::AdminRequest& request) {
+      *server_options, [&router](const portico::core::admin::AdminRequest& request) {
         return router.Handle(request);
       });
   if (Status listening = server.Start(); !listening.ok()) {

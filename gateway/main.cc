@@ -205,12 +205,15 @@ int main(int argc, char** argv) {
   portico::gateway::GatewayAdminRouter router(
       info, &*plugins, &runtime, [&client] { return client.GetStatus(); }, {},
       [&data_plane] { return data_plane.Stats(); });
-  portico::core::admin::AdminServerOptions server_options;
-  server_options.address = config->admin_address;
-  server_options.port = config->admin_port;
-  server_options.server_name = "portico-gateway";
+  portico::StatusOr<portico::core::admin::AdminServerOptions> server_options =
+      portico::core::admin::AdminServerOptionsFor(config->admin_address, config->admin_port,
+                                                  config->admin_token_file, "portico-gateway");
+  if (!server_options.ok()) {
+    spdlog::critical("{}", server_options.status().message());
+    return 1;
+  }
   portico::core::admin::AdminServer server(
-      server_options, [&router](const portico::core::admin::AdminRequest& request) {
+      *server_options, [&router](const portico::core::admin::AdminRequest& request) {
         return router.Handle(request);
       });
   if (Status listening = server.Start(); !listening.ok()) {

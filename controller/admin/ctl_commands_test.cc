@@ -179,7 +179,7 @@ TEST_F(CtlCommandsTest, ApplyReportsInvalidFiles) {
 TEST_F(CtlCommandsTest, ListPluginsFromTheController) {
   ctl::ListPluginsOptions options;
   options.target = "controller";
-  options.server = server_options_.server;
+  options.server = server_options_;
   options.output = "wide";
   std::ostringstream out, err;
   EXPECT_EQ(ctl::RunListPlugins(options, out, err), 1) << "one plugin is refused";
@@ -187,7 +187,7 @@ TEST_F(CtlCommandsTest, ListPluginsFromTheController) {
   EXPECT_THAT(out.str(), HasSubstr("gateway"));
   EXPECT_THAT(out.str(), HasSubstr("rejected: no manifest"));
 
-  options.server = "http://127.0.0.1:1";
+  options.server.server = "http://127.0.0.1:1";
   std::ostringstream out2, err2;
   EXPECT_EQ(ctl::RunListPlugins(options, out2, err2), 1);
   EXPECT_THAT(err2.str(), HasSubstr("127.0.0.1:1"));

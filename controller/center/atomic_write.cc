@@ -42,7 +42,8 @@ Status WriteAll(int fd, std::string_view content, const std::filesystem::path& p
 
 }  // namespace
 
-Status WriteFileAtomically(const std::filesystem::path& path, std::string_view content) {
+Status WriteFileAtomically(const std::filesystem::path& path, std::string_view content,
+                           mode_t new_file_mode) {
   std::filesystem::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
   std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
@@ -58,7 +59,7 @@ Status WriteFileAtomically(const std::filesystem::path& path, std::string_view c
     return status;
   };
   struct stat st;
-  mode_t mode = (::stat(path.c_str(), &st) == 0) ? (st.st_mode & 07777) : 0644;
+  mode_t mode = (::stat(path.c_str(), &st) == 0) ? (st.st_mode & 07777) : new_file_mode;
   if (::fchmod(fd, mode) != 0) return fail(UnavailableError(Errno("cannot chmod", tmp)));
   Status written = WriteAll(fd, content, tmp);
   if (!written.ok()) return fail(written);

@@ -197,6 +197,19 @@ TEST(AtomicWriteTest, ReplacesKeepsModeAndLeavesNoTemporaryFile) {
   EXPECT_FALSE(WriteFileAtomically(dir.path() / "no/such/dir.yaml", "x").ok());
 }
 
+TEST(AtomicWriteTest, NewFilesGetTheModeAskedFor) {
+  TempDir dir;
+  struct stat st;
+  fs::path plain = dir.path() / "plain.yaml";
+  ASSERT_TRUE(WriteFileAtomically(plain, "x\n").ok());
+  ASSERT_EQ(::stat(plain.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  fs::path secret = dir.path() / "secret.yaml";
+  ASSERT_TRUE(WriteFileAtomically(secret, "x\n", 0600).ok());
+  ASSERT_EQ(::stat(secret.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
 TEST(ConfigFilesTest, EditorTemporaryFilesAreNotConfig) {
   for (const char* name : {"a.yaml", "b.yml", "c.json", "sub/d.yaml"}) {
     EXPECT_TRUE(IsConfigFile(name)) << name;

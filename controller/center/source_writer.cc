@@ -127,7 +127,13 @@ StatusOr<EditResult> EditConfigFile(const std::filesystem::path& path, const std
       return InternalError(display + ": the edited file does not read back as intended");
     }
   }
-  PORTICO_RETURN_IF_ERROR(WriteFileAtomically(path, new_text));
+  // A file that holds a Secret is created readable by its owner only.
+  bool holds_secret = false;
+  for (const rapidjson::Value* doc : expected) {
+    holds_secret |=
+        json::GetString(*doc, "kind") == "Secret" && json::GetString(*doc, "apiVersion") == "v1";
+  }
+  PORTICO_RETURN_IF_ERROR(WriteFileAtomically(path, new_text, holds_secret ? 0600 : 0644));
   result.written = true;
   return result;
 }

@@ -30,6 +30,8 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "Port of the admin API (0: any free port)");
   Setting(app, flags, "--admin-port-file", &ControllerConfig::admin_port_file,
           "Write the admin API's bound port to this file once it listens");
+  Setting(app, flags, "--admin-token-file", &ControllerConfig::admin_token_file,
+          "File holding the admin API's bearer token (mode 0600; required off loopback)");
   Setting(app, flags, "--sync-address", &ControllerConfig::sync_address,
           "Address of ConfigSync (gRPC) for gateways");
   Setting(app, flags, "--sync-port", &ControllerConfig::sync_port,

@@ -60,6 +60,19 @@ key_file = "certs/server.key"
   fs::remove_all(dir);
 }
 
+TEST(ControllerConfigTest, AdminOffLoopbackNeedsAToken) {
+  ControllerConfig config;
+  config.config_dir = "/etc/portico/conf.d";
+  config.admin_address = "::";
+  Status refused = config.Validate();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("admin.address \"::\" is not a loopback address"),
+            std::string::npos)
+      << refused;
+  config.admin_token_file = "/run/portico/admin.token";
+  EXPECT_TRUE(config.Validate().ok()) << config.Validate();
+}
+
 TEST(ControllerConfigTest, ParsesEveryKey) {
   ControllerConfig config;
   Status status = ParseConfigToml(R"(
@@ -73,6 +86,7 @@ testing = true
 address = "0.0.0.0"
 port = 0
 port_file = "run/admin.port"
+token_file = "run/admin.token"
 [sync]
 address = "127.0.0.1"
 port = 6810
@@ -88,6 +102,7 @@ port = 6810
   EXPECT_EQ(config.admin_address, "0.0.0.0");
   EXPECT_EQ(config.admin_port, 0);
   EXPECT_EQ(config.admin_port_file, "/etc/portico/run/admin.port");
+  EXPECT_EQ(config.admin_token_file, "/etc/portico/run/admin.token");
   EXPECT_EQ(config.sync_address, "127.0.0.1");
   EXPECT_EQ(config.sync_port, 6810);
   EXPECT_EQ(config.config_file, "/etc/portico/portico-controller.toml");

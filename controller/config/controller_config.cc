@@ -1,5 +1,6 @@
 #include "controller/config/controller_config.h"
 
+#include "core/admin/admin_auth.h"
 #include "core/common/toml_reader.h"
 
 #include <toml++/toml.h>
@@ -38,6 +39,8 @@ Status ControllerConfig::Validate() const {
                                 "\" is not one of trace, debug, info, warn, error, critical, off");
   }
   if (admin_address.empty()) return InvalidArgumentError("admin.address: empty");
+  PORTICO_RETURN_IF_ERROR(core::admin::CheckAdminExposure(admin_address, !admin_token_file.empty(),
+                                                          "admin.address", "admin.token_file"));
   if (etcd.enabled()) {
     if (!config_dir.empty()) {
       return InvalidArgumentError(
@@ -105,6 +108,7 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, ControllerCo
     PORTICO_RETURN_IF_ERROR(reader.String("address", &config->admin_address));
     PORTICO_RETURN_IF_ERROR(ReadPort(reader, "port", &config->admin_port));
     PORTICO_RETURN_IF_ERROR(reader.Path("port_file", &config->admin_port_file));
+    PORTICO_RETURN_IF_ERROR(reader.Path("token_file", &config->admin_token_file));
     PORTICO_RETURN_IF_ERROR(reader.Finish());
   }
   PORTICO_RETURN_IF_ERROR(status);

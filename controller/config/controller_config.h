@@ -14,6 +14,8 @@
 //   address   = "127.0.0.1"
 //   port      = 5800                      # 0: any free port
 //   port_file = ""                        # write the bound port here (tests)
+//   token_file = ""                       # bearer token (file mode 0600); required when the
+//                                         #   address is not loopback (core/admin/admin_auth.h)
 //   [sync]                                # ConfigSync (gRPC) for gateways
 //   address   = ""                        # "": 0.0.0.0 with conf_sync_security, else 127.0.0.1
 //   port      = 5810                      # 0: any free port
@@ -70,6 +72,7 @@ struct ControllerConfig {
   std::string admin_address = "127.0.0.1";
   uint16_t admin_port = 5800;
   std::string admin_port_file;
+  std::string admin_token_file;  // empty: no token (then the address must be loopback)
   std::string sync_address;  // "": 0.0.0.0 when sync_security is enabled, else 127.0.0.1
   uint16_t sync_port = 5810;
   std::string sync_port_file;

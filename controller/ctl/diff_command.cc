@@ -124,7 +124,7 @@ int RunDiff(const DiffOptions& options, const ServerOptions& server, std::ostrea
     err << believed.status().message() << '\n';
     return 2;
   }
-  ServerOptions gateway_admin{options.gateway_admin};
+  ServerOptions gateway_admin = server.At(options.gateway_admin);
   StatusOr<rapidjson::Document> info = CallServer(gateway_admin, "GET", "/api/v1/info");
   if (!info.ok()) {
     err << GatewayError(info.status(), options.gateway_admin) << '\n';

@@ -15,6 +15,7 @@
 #include "controller/center/yaml_to_json.h"
 #include "controller/ctl/apply_command.h"
 #include "controller/ctl/manifest_files.h"
+#include "controller/reconcile/object_json.h"
 #include "core/plugin/default_plugin_dir.h"
 #include "core/plugin/plugin_loader.h"
 
@@ -243,7 +244,9 @@ int RunExport(const ExportOptions& options, std::ostream& out, std::ostream& err
     for (int n = 1; fs::exists(path, ec); ++n) {
       path = dir / (base.substr(0, base.size() - 5) + "-" + std::to_string(n) + ".yaml");
     }
-    Status written = controller::WriteFileAtomically(path, *yaml);
+    // Secrets leave etcd readable by their owner only.
+    Status written =
+        controller::WriteFileAtomically(path, *yaml, controller::IsSecret(*ref) ? 0600 : 0644);
     if (!written.ok()) {
       fail(written.message());
       continue;

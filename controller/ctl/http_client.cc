@@ -96,6 +96,7 @@ StatusOr<HttpResponse> HttpClient::Do(std::string_view method, std::string_view 
   request.set(http::field::user_agent, "portico-ctl");
   request.set(http::field::accept, "application/json");
   request.keep_alive(false);
+  if (!bearer_token_.empty()) request.set(http::field::authorization, "Bearer " + bearer_token_);
   if (!body.empty() || method == "POST" || method == "PUT") {
     request.set(http::field::content_type,
                 beast::string_view(content_type.data(), content_type.size()));

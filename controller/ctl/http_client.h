@@ -39,6 +39,9 @@ class HttpClient {
                             std::string_view content_type = "application/json") const;
   StatusOr<HttpResponse> Get(std::string_view target) const { return Do("GET", target); }
 
+  // set_bearer_token: every request carries "Authorization: Bearer <token>" (empty: none).
+  void set_bearer_token(std::string token) { bearer_token_ = std::move(token); }
+
   const std::string& host() const { return host_; }
   const std::string& port() const { return port_; }
   // Server renders "host:port".
@@ -51,6 +54,7 @@ class HttpClient {
   std::string host_;
   std::string port_;
   std::chrono::milliseconds timeout_;
+  std::string bearer_token_;
 };
 
 }  // namespace portico::ctl

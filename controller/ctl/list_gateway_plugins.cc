@@ -37,17 +37,16 @@ std::string StringList(const rapidjson::Value& object, const char* member) {
 }
 
 // FromController prints each connected gateway's inventory.
-int FromController(const std::string& server, const std::string& format, std::ostream& out,
+int FromController(const ServerOptions& server, const std::string& format, std::ostream& out,
                    std::ostream& err) {
-  StatusOr<rapidjson::Document> answer =
-      CallServer(ServerOptions{server}, "GET", "/api/v1/gateways");
+  StatusOr<rapidjson::Document> answer = CallServer(server, "GET", "/api/v1/gateways");
   if (!answer.ok()) {
     err << answer.status().message() << '\n';
     return 1;
   }
   const rapidjson::Value* items = json::Find(*answer, "items");
   if (items == nullptr || !items->IsArray()) {
-    err << "error: unexpected answer from " << server << ": no \"items\" array\n";
+    err << "error: unexpected answer from " << server.server << ": no \"items\" array\n";
     return 1;
   }
   if (format == "json") {
@@ -66,7 +65,7 @@ int FromController(const std::string& server, const std::string& format, std::os
     return 0;
   }
   if (items->Empty()) {
-    err << "No gateway is connected to the controller at " << server << ".\n";
+    err << "No gateway is connected to the controller at " << server.server << ".\n";
     return 0;
   }
   bool first = true;
@@ -93,10 +92,10 @@ int FromController(const std::string& server, const std::string& format, std::os
 }
 
 // FromGateway asks one gateway's admin API.
-int FromGateway(const std::string& address, const std::string& format, std::ostream& out,
-                std::ostream& err) {
+int FromGateway(const ServerOptions& server, const std::string& address, const std::string& format,
+                std::ostream& out, std::ostream& err) {
   const std::string url = "http://" + address;
-  StatusOr<rapidjson::Document> answer = CallServer(ServerOptions{url}, "GET", "/api/v1/plugins");
+  StatusOr<rapidjson::Document> answer = CallServer(server.At(url), "GET", "/api/v1/plugins");
   if (!answer.ok()) {
     err << answer.status().message() << '\n';
     return 1;
@@ -134,10 +133,10 @@ int FromGateway(const std::string& address, const std::string& format, std::ostr
 
 }  // namespace
 
-int ListGatewayPlugins(const std::string& server, const std::string& address,
+int ListGatewayPlugins(const ServerOptions& server, const std::string& address,
                        const std::string& format, std::ostream& out, std::ostream& err) {
   return address.empty() ? FromController(server, format, out, err)
-                         : FromGateway(address, format, out, err);
+                         : FromGateway(server, address, format, out, err);
 }
 
 }  // namespace portico::ctl

@@ -16,11 +16,13 @@
 #include <ostream>
 #include <string>
 
+#include "controller/ctl/server_call.h"
+
 namespace portico::ctl {
 
 // ListGatewayPlugins asks the controller at `server`, or the gateway admin at `address` when it
 // is set, and prints in `format` ("table", "wide" or "json").
-int ListGatewayPlugins(const std::string& server, const std::string& address,
+int ListGatewayPlugins(const ServerOptions& server, const std::string& address,
                        const std::string& format, std::ostream& out, std::ostream& err);
 
 }  // namespace portico::ctl

@@ -70,8 +70,7 @@ void PrintTable(const std::vector<PluginRecord>& records, bool wide, std::ostrea
 
 // ListControllerPlugins asks a running controller which plugins it loaded.
 int ListControllerPlugins(const ListPluginsOptions& options, std::ostream& out, std::ostream& err) {
-  ServerOptions server{options.server};
-  StatusOr<rapidjson::Document> answer = CallServer(server, "GET", "/api/v1/plugins");
+  StatusOr<rapidjson::Document> answer = CallServer(options.server, "GET", "/api/v1/plugins");
   if (!answer.ok()) {
     err << answer.status().message() << '\n';
     return 1;
@@ -82,12 +81,12 @@ int ListControllerPlugins(const ListPluginsOptions& options, std::ostream& out, 
           ? StatusOr<std::vector<PluginRecord>>(InvalidArgumentError("the answer has no \"items\""))
           : ParsePluginsJson(*items);
   if (!records.ok()) {
-    err << "error: unexpected answer from " << options.server << ": " << records.status().message()
-        << '\n';
+    err << "error: unexpected answer from " << options.server.server << ": "
+        << records.status().message() << '\n';
     return 1;
   }
   if (records->empty() && options.output != "json") {
-    err << "The controller at " << options.server << " loaded no plugins.\n";
+    err << "The controller at " << options.server.server << " loaded no plugins.\n";
     return 0;
   }
   PrintPlugins(*records, options.output, out);
@@ -155,7 +154,7 @@ void AddListPluginsCommand(CLI::App& app, int* exit_code, const ServerOptions* s
       ->check(CLI::IsMember({"table", "json", "wide"}))
       ->capture_default_str();
   cmd->callback([options, exit_code, server] {
-    options->server = server->server;
+    options->server = *server;
     *exit_code = RunListPlugins(*options, std::cout, std::cerr);
   });
 }

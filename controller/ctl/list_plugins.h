@@ -28,7 +28,7 @@ struct ListPluginsOptions {
   std::string dir;
   std::string target;
   std::string output = "table";
-  std::string server = "http://127.0.0.1:5800";  // for --target controller|gateway
+  ServerOptions server;                          // for --target controller|gateway
   std::string address;                           // --target gateway: its admin HOST:PORT
 };
 

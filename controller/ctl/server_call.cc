@@ -1,5 +1,6 @@
 #include "controller/ctl/server_call.h"
 
+#include "core/admin/admin_auth.h"
 #include "core/common/percent_encoding.h"
 
 #include "controller/ctl/http_client.h"
@@ -42,12 +43,20 @@ void AddServerOption(CLI::App& app, ServerOptions* options) {
   app.add_option("-s,--server", options->server, "Admin API of the controller (http://HOST:PORT)")
       ->envname("PORTICO_SERVER")
       ->capture_default_str();
+  app.add_option("--token-file", options->token_file,
+                 "File holding the admin API's bearer token (mode 0600)")
+      ->envname("PORTICO_ADMIN_TOKEN_FILE");
 }
 
 StatusOr<rapidjson::Document> CallServer(const ServerOptions& options, std::string_view method,
                                          std::string_view target, std::string_view body,
                                          std::string_view content_type) {
   PORTICO_ASSIGN_OR_RETURN(HttpClient client, HttpClient::Create(options.server));
+  if (!options.token_file.empty()) {
+    PORTICO_ASSIGN_OR_RETURN(std::string token,
+                             core::admin::LoadAdminToken(options.token_file, "--token-file"));
+    client.set_bearer_token(std::move(token));
+  }
   PORTICO_ASSIGN_OR_RETURN(HttpResponse response, client.Do(method, target, body, content_type));
   StatusOr<rapidjson::Document> doc = json::Parse(response.body, "answer of " + client.Server());
   if (response.status >= 200 && response.status < 300) return doc;

@@ -1,6 +1,8 @@
 // server_call.h: how portico-ctl talks to a controller's admin API: the global --server flag
-// (env PORTICO_SERVER, default http://127.0.0.1:5800) and CallServer, which sends one request
-// and turns a non-2xx answer into kubectl's "Error from server (NotFound): ..." message.
+// (env PORTICO_SERVER, default http://127.0.0.1:5800), --token-file (env
+// PORTICO_ADMIN_TOKEN_FILE: the bearer token sent to every admin API it calls) and CallServer,
+// which sends one request and turns a non-2xx answer into kubectl's "Error from server (NotFound):
+// ..." message.
 //
 // Thread-safety: runs on the main thread.
 #ifndef PORTICO_CONTROLLER_CTL_SERVER_CALL_H_
@@ -9,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "portico/sdk/json.h"
 #include "portico/sdk/status.h"
@@ -17,13 +20,17 @@ namespace portico::ctl {
 
 inline constexpr char kDefaultServer[] = "http://127.0.0.1:5800";
 
-// ServerOptions are the global flags naming the controller.
+// ServerOptions are the global flags naming the controller and the admin token.
 struct ServerOptions {
   std::string server = kDefaultServer;
+  std::string token_file;  // empty: send no Authorization header
+
+  // At is these options for another admin API (a gateway's), with the same token.
+  ServerOptions At(std::string url) const { return ServerOptions{std::move(url), token_file}; }
 };
 
-// AddServerOption registers --server (env PORTICO_SERVER) on the top-level app; `options` must
-// outlive app.parse().
+// AddServerOption registers --server (env PORTICO_SERVER) and --token-file (env
+// PORTICO_ADMIN_TOKEN_FILE) on the top-level app; `options` must outlive app.parse().
 void AddServerOption(CLI::App& app, ServerOptions* options);
 
 // CallServer sends `method target` with `body` and parses the JSON answer. A non-2xx answer is

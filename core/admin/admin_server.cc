@@ -20,6 +20,8 @@
 #include <optional>
 #include <thread>
 
+#include "core/admin/admin_auth.h"
+
 namespace portico::core::admin {
 namespace {
 
@@ -118,6 +120,19 @@ class Session : public std::enable_shared_from_this<Session> {
     Status parsed =
         ParseTarget(std::string_view(target.data(), target.size()), &admin.path, &admin.query);
     if (!parsed.ok()) return Reject(400, parsed.message());
+    beast::string_view authorization = request[http::field::authorization];
+    if (!IsOpenAdminPath(admin.path) &&
+        !BearerTokenMatches(std::string_view(authorization.data(), authorization.size()),
+                            shared_->options.bearer_token)) {
+      spdlog::warn("admin: {} {} refused: {} bearer token", admin.method, admin.path,
+                   authorization.empty() ? "no" : "a wrong");
+      AdminResponse refused =
+          ErrorResponse(401,
+                        "this admin API requires \"Authorization: Bearer <token>\" (portico-ctl: "
+                        "--token-file or PORTICO_ADMIN_TOKEN_FILE)");
+      refused.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"portico-admin\"");
+      return Write(refused);
+    }
     admin.content_type = std::string(request[http::field::content_type]);
     admin.body = std::move(request.body());
     net::post(shared_->pool, [self = shared_from_this(), admin = std::move(admin)]() mutable {
@@ -223,6 +238,19 @@ struct AdminServer::Impl {
     });
   }
 };
+
+StatusOr<AdminServerOptions> AdminServerOptionsFor(std::string address, uint16_t port,
+                                                   const std::string& token_file,
+                                                   std::string server_name) {
+  AdminServerOptions options;
+  options.address = std::move(address);
+  options.port = port;
+  options.server_name = std::move(server_name);
+  if (!token_file.empty()) {
+    PORTICO_ASSIGN_OR_RETURN(options.bearer_token, LoadAdminToken(token_file, "admin.token_file"));
+  }
+  return options;
+}
 
 AdminServer::AdminServer(AdminServerOptions options, AdminHandler handler)
     : impl_(std::make_unique<Impl>()) {

@@ -33,7 +33,17 @@ struct AdminServerOptions {
   // keep-alive connection.
   std::chrono::milliseconds read_timeout = std::chrono::seconds(30);
   std::string server_name = "portico-controller";  // the Server header
+  // When set, every path but /healthz and /readyz answers 401 unless the request carries
+  // "Authorization: Bearer <bearer_token>" (core/admin/admin_auth.h).
+  std::string bearer_token;
 };
+
+// AdminServerOptionsFor is how both binaries configure their admin API: address, port, server
+// name, and the bearer token read from `token_file` when it is set (LoadAdminToken's errors
+// name the "admin.token_file" setting).
+StatusOr<AdminServerOptions> AdminServerOptionsFor(std::string address, uint16_t port,
+                                                   const std::string& token_file,
+                                                   std::string server_name);
 
 // AdminHandler answers one request; it may block. Exceptions become a 500.
 using AdminHandler = std::function<AdminResponse(const AdminRequest&)>;

@@ -18,6 +18,7 @@ namespace portico::core::admin {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr size_t kBodyLimit = 1024;
@@ -31,11 +32,14 @@ AdminResponse Echo(const AdminRequest& request) {
 
 class CoreAdminServerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { StartWith(""); }
+
+  void StartWith(const std::string& token) {
     AdminServerOptions options;
     options.port = 0;
     options.max_body_bytes = kBodyLimit;
     options.server_name = "portico-test";
+    options.bearer_token = token;
     server_ = std::make_unique<AdminServer>(options, Echo);
     ASSERT_TRUE(server_->Start().ok());
     ASSERT_NE(server_->port(), 0);
@@ -98,6 +102,39 @@ TEST_F(CoreAdminServerTest, BodyLimitAnswers413) {
   EXPECT_THAT(Raw("POST /p HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
                   std::string(size) + "\r\n" + big + "\r\n0\r\n\r\n"),
               StartsWith("HTTP/1.1 413"));
+}
+
+TEST_F(CoreAdminServerTest, BearerTokenGuardsAllButTheProbes) {
+  EXPECT_THAT(Raw("GET /api HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 200"));  // no token configured: open
+  server_.reset();
+  StartWith("s3cret-token");
+  std::string none = Raw("GET /api HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(none, StartsWith("HTTP/1.1 401"));
+  EXPECT_THAT(none, HasSubstr("WWW-Authenticate: Bearer realm=\"portico-admin\""));
+  EXPECT_THAT(none, Not(HasSubstr("\"path\"")));  // the handler never ran
+  EXPECT_THAT(Raw("GET /api HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-tokeX\r\n"
+                  "Connection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 401"));
+  EXPECT_THAT(Raw("GET /api HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\n"
+                  "Connection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 401"));
+  EXPECT_THAT(Raw("GET /api HTTP/1.1\r\nHost: x\r\nAuthorization: bearer s3cret-token\r\n"
+                  "Connection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 200"));
+  // A refusal keeps the connection: the next request with the token is answered.
+  std::string two =
+      Raw("GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+          "GET /b HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-token\r\n"
+          "Connection: close\r\n\r\n");
+  EXPECT_THAT(two, StartsWith("HTTP/1.1 401"));
+  EXPECT_THAT(two, HasSubstr("\"path\":\"/b\""));
+  for (const char* probe : {"/healthz", "/readyz"}) {
+    EXPECT_THAT(
+        Raw(std::string("GET ") + probe + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+        StartsWith("HTTP/1.1 200"))
+        << probe;
+  }
 }
 
 TEST(CoreAdminServerStartTest, BindFailureNamesTheAddress) {

@@ -41,6 +41,8 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "Port of the admin API (0: any free port)");
   Setting(app, flags, "--admin-port-file", &GatewayConfig::admin_port_file,
           "Write the admin API's bound port to this file once it listens");
+  Setting(app, flags, "--admin-token-file", &GatewayConfig::admin_token_file,
+          "File holding the admin API's bearer token (mode 0600; required off loopback)");
   Setting(app, flags, "--workers", &GatewayConfig::workers,
           "Data-plane worker threads (0: one per CPU core)");
   Setting(app, flags, "--log-level", &GatewayConfig::log_level,

@@ -1,5 +1,6 @@
 #include "gateway/config/gateway_config.h"
 
+#include "core/admin/admin_auth.h"
 #include "core/common/toml_reader.h"
 #include "gateway/http/path_normalize.h"
 
@@ -115,6 +116,8 @@ Status GatewayConfig::Validate() const {
                                 "\" is not one of trace, debug, info, warn, error, critical, off");
   }
   if (admin_address.empty()) return InvalidArgumentError("admin.address: empty");
+  PORTICO_RETURN_IF_ERROR(core::admin::CheckAdminExposure(admin_address, !admin_token_file.empty(),
+                                                          "admin.address", "admin.token_file"));
   if (!http::ParseEscapedSlashes(escaped_slashes).has_value()) {
     return InvalidArgumentError("escaped_slashes: " + EscapedSlashesError(escaped_slashes));
   }
@@ -211,6 +214,7 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, GatewayConfi
     PORTICO_RETURN_IF_ERROR(reader.Int("port", 0, 65535, &port));
     config->admin_port = static_cast<uint16_t>(port);
     PORTICO_RETURN_IF_ERROR(reader.Path("port_file", &config->admin_port_file));
+    PORTICO_RETURN_IF_ERROR(reader.Path("token_file", &config->admin_token_file));
     PORTICO_RETURN_IF_ERROR(reader.Finish());
   }
   PORTICO_RETURN_IF_ERROR(status);

@@ -29,6 +29,8 @@
 //   address   = "127.0.0.1"
 //   port      = 5900                        # 0: any free port
 //   port_file = ""                          # write the bound port here (tests)
+//   token_file = ""                         # bearer token (file mode 0600); required when the
+//                                           #   address is not loopback (core/admin/admin_auth.h)
 //   [timeouts]                              # data plane, in milliseconds
 //   header_read_ms   = 10000                # a whole request head (absolute; then 408)
 //   idle_ms          = 60000                # a client connection between requests
@@ -85,6 +87,7 @@ struct GatewayConfig {
   std::string admin_address = "127.0.0.1";
   uint16_t admin_port = 5900;
   std::string admin_port_file;
+  std::string admin_token_file;  // empty: no token (then the address must be loopback)
   int workers = 0;  // 0: one per CPU core
   std::string log_level = "info";
   std::string access_log = "stderr";  // "stderr", "stdout", a file path, or "off"

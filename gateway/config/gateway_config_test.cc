@@ -64,6 +64,7 @@ gateway_class = "portico"
 address = "0.0.0.0"
 port = 0
 port_file = "run/admin.port"
+token_file = "run/admin.token"
 )",
                                   "/etc/portico/portico-gateway.toml", &config);
   ASSERT_TRUE(status.ok()) << status;
@@ -83,6 +84,7 @@ port_file = "run/admin.port"
   EXPECT_EQ(config.admin_address, "0.0.0.0");
   EXPECT_EQ(config.admin_port, 0);
   EXPECT_EQ(config.admin_port_file, "/etc/portico/run/admin.port");
+  EXPECT_EQ(config.admin_token_file, "/etc/portico/run/admin.token");
   EXPECT_EQ(config.config_file, "/etc/portico/portico-gateway.toml");
   EXPECT_TRUE(config.Validate().ok());
 }
@@ -141,6 +143,19 @@ upstream_keepalive = 16
   EXPECT_EQ(off.access_log, "off");
   off.connect_timeout_ms = 0;
   EXPECT_FALSE(off.Validate().ok());
+}
+
+TEST(GatewayConfigTest, AdminOffLoopbackNeedsAToken) {
+  GatewayConfig config;
+  ASSERT_TRUE(ParseConfigToml("[admin]\naddress = \"0.0.0.0\"\n", "g.toml", &config).ok());
+  Status refused = config.Validate();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("admin.address \"0.0.0.0\" is not a loopback address: set "
+                                   "admin.token_file"),
+            std::string::npos)
+      << refused;
+  config.admin_token_file = "/run/portico/admin.token";
+  EXPECT_TRUE(config.Validate().ok());
 }
 
 TEST(GatewayConfigTest, ErrorsNameFileLineAndKey) {

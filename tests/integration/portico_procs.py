@@ -70,15 +70,18 @@ class Binaries:
 class Admin:
     """A tiny JSON client of an admin API."""
 
-    def __init__(self, port):
+    def __init__(self, port, token=None):
         self.port = port
         self.base = "http://127.0.0.1:%d" % port
+        self.token = token  # sent as "Authorization: Bearer <token>" when set
 
     def call(self, method, path, body=None, timeout=10, content_type="application/yaml"):
         data = body.encode() if isinstance(body, str) else body
         request = urllib.request.Request(self.base + path, data=data, method=method)
         if data is not None:
             request.add_header("Content-Type", content_type)
+        if self.token:
+            request.add_header("Authorization", "Bearer " + self.token)
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 raw = response.read()

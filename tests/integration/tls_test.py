@@ -53,6 +53,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
 import portico_procs  # noqa: E402
 from portico_procs import binaries_from_args, Controller, Gateway, free_port, wait_until  # noqa: E402
 from echo_backend import EchoPod, EchoServers  # noqa: E402
+from tls_material import Pair, make_pair, openssl, secret_yaml  # noqa: E402
 
 BINARIES = None
 SKIP_EXIT = 77
@@ -63,51 +64,6 @@ SUBPROCESS_TIMEOUT = 20
 
 
 write = portico_procs.write_config_file
-
-
-def openssl(*args, cwd=None, env=None, stdin=subprocess.DEVNULL):
-    return subprocess.run(["openssl"] + list(args), cwd=cwd, env=env, stdin=stdin,
-                          capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
-
-
-class Pair:
-    """A certificate (PEM) and its key (PEM), made by the openssl command."""
-
-    def __init__(self, cert, key):
-        self.cert, self.key = cert, key
-
-    def der(self):
-        return ssl.PEM_cert_to_DER_cert(self.cert)
-
-
-def make_pair(directory, name, sans, days=30):
-    """A self-signed ECDSA P-256 certificate for DNS names `sans`; days < 0: already expired
-    (notAfter `days` days from now, before notBefore)."""
-    d = os.path.join(directory, name)
-    os.makedirs(d)
-    with open(os.path.join(d, "ext"), "w") as f:
-        f.write("subjectAltName=%s\nbasicConstraints=critical,CA:FALSE\n"
-                "keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n" %
-                ",".join("DNS:" + n for n in sans))
-    for argv in (["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                  "-nodes", "-keyout", "tls.key", "-out", "tls.csr", "-subj", "/CN=" + sans[0]],
-                 ["x509", "-req", "-in", "tls.csr", "-signkey", "tls.key", "-days", str(days),
-                  "-extfile", "ext", "-out", "tls.crt"]):
-        done = openssl(*argv, cwd=d)
-        if done.returncode != 0:
-            raise AssertionError("openssl %s: %s" % (" ".join(argv), done.stderr))
-    with open(os.path.join(d, "tls.crt")) as c, open(os.path.join(d, "tls.key")) as k:
-        return Pair(c.read(), k.read())
-
-
-def secret_yaml(name, pair):
-    """A kubernetes.io/tls Secret (stringData: the controller merges it as the API server
-    does)."""
-    def block(text):
-        return "".join("    " + line + "\n" for line in text.strip().splitlines())
-    return ("apiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: %s}\n"
-            "type: kubernetes.io/tls\nstringData:\n  tls.crt: |\n%s  tls.key: |\n%s"
-            % (name, NS, block(pair.cert), block(pair.key)))
 
 
 def gateway_yaml(port, single_port):
