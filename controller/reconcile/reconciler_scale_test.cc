@@ -1,7 +1,8 @@
 // reconciler_scale_test: the scale figure: 10,000 HTTPRoutes, one Gateway and a few
 // Services as the initial batch, timed to Ready with the real plugins; then one edited route is
-// the only one reprocessed. The bound is loose on purpose (it catches hangs, not slowness); the
-// figure is printed.
+// the only one reprocessed. What is asserted is work (objects processed), not time: the deadline
+// only catches hangs (240 s: a sanitized build on a loaded 2-core machine took 72 s), and the
+// figure is printed; speed belongs to tests/bench.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -15,6 +16,9 @@
 
 namespace portico::controller::testing {
 namespace {
+
+// kHangDeadline bounds a wait for the whole batch; reaching it means a hang, not slowness.
+constexpr std::chrono::seconds kHangDeadline(240);
 
 // CpuMs is the CPU time this process used so far (all threads): the figure that does not depend
 // on how busy the machine is.
@@ -44,7 +48,7 @@ TEST(ReconcilerScaleTest, TenThousandRoutesBecomeReadyAndOneEditReprocessesOneRo
   const int64_t cpu_start = CpuMs();
   auto start = std::chrono::steady_clock::now();
   h.reconciler().OnChanges(std::move(changes), /*initial=*/true);
-  ASSERT_TRUE(h.reconciler().WaitIdle(std::chrono::seconds(60)));
+  ASSERT_TRUE(h.reconciler().WaitIdle(kHangDeadline));
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
   ASSERT_TRUE(h.reconciler().Ready());
@@ -53,7 +57,6 @@ TEST(ReconcilerScaleTest, TenThousandRoutesBecomeReadyAndOneEditReprocessesOneRo
       "(%lld ms CPU over all threads)\n",
       kRoutes, kServices, static_cast<long long>(elapsed.count()),
       static_cast<long long>(CpuMs() - cpu_start));
-  EXPECT_LT(elapsed, std::chrono::seconds(60));
 
   ReconcilerMetrics before = h.reconciler().Metrics();
   const std::string route_kind = std::string("HTTPRoute.") + kGatewayGroup;
@@ -85,7 +88,7 @@ TEST(ReconcilerScaleTest, TenThousandContributionsToOneTargetAggregateWithoutRep
   const int64_t cpu_start = CpuMs();
   auto start = std::chrono::steady_clock::now();
   h.reconciler().OnChanges(std::move(changes), /*initial=*/true);
-  ASSERT_TRUE(h.reconciler().WaitIdle(std::chrono::seconds(60)));
+  ASSERT_TRUE(h.reconciler().WaitIdle(kHangDeadline));
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
   ReconcilerMetrics m = h.reconciler().Metrics();
