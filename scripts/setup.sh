@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential cmake ninja-build ccache pkg-config clang clang-format
+  clang-14 libclang-rt-14-dev  # libFuzzer (scripts/fuzz.sh)
   # libraries (DESIGN.md §9)
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libboost-dev libboost-filesystem-dev libboost-system-dev

@@ -3,7 +3,9 @@
 #   1. installs the Debian packages (scripts/setup.sh, idempotent);
 #   2. dev preset (warnings as errors): build all, run all tests (ctest);
 #   3. asan preset (ASan + UBSan): build, run the unit tests (label "unit");
-#   4. the SDK install test (tests/sdk_install/run.sh).
+#   4. fuzz preset (clang 14, libFuzzer): every target of tests/fuzz for 60 s (scripts/fuzz.sh;
+#      PORTICO_FUZZ_SECONDS changes it, PORTICO_SKIP_FUZZ=1 skips the step locally);
+#   5. the SDK install test (tests/sdk_install/run.sh).
 # Prints a final "N passed, M failed, K skipped" line (skipped tests are never counted as passed);
 # exits non-zero on any failure.
 # PORTICO_SKIP_ASAN=1 skips step 3 (local iteration only; CI runs it).
@@ -84,6 +86,19 @@ if [ "${PORTICO_SKIP_ASAN:-0}" != 1 ]; then
   phase "asan unit tests"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_ctest asan build/asan --preset asan -j"$JOBS"
+fi
+
+if [ "${PORTICO_SKIP_FUZZ:-0}" != 1 ]; then
+  phase "fuzz"
+  fuzz_log=$(mktemp)
+  bash scripts/fuzz.sh "${PORTICO_FUZZ_SECONDS:-60}" 2>&1 | tee "$fuzz_log" || true
+  fuzz_ok=$(grep -c '^fuzz [a-z_]*: ok' "$fuzz_log" || true)
+  fuzz_bad=$(grep -c '^fuzz [a-z_]*: FAILED' "$fuzz_log" || true)
+  if [ "$fuzz_ok" -eq 0 ] && [ "$fuzz_bad" -eq 0 ]; then fuzz_bad=1; fi  # it did not build or run
+  passed=$((passed + fuzz_ok)); failed=$((failed + fuzz_bad))
+  summary+=("fuzz (${PORTICO_FUZZ_SECONDS:-60} s per target): $fuzz_ok passed, $fuzz_bad failed")
+  [ "$fuzz_bad" -eq 0 ] || digest+=("$(grep -A20 '^fuzz [a-z_]*: FAILED\|^fuzz: ' "$fuzz_log")")
+  rm -f "$fuzz_log"
 fi
 
 phase "sdk install"
