@@ -13,9 +13,14 @@ namespace portico::controller {
 namespace {
 
 // NeedsQuotes: strings a plain scalar would not carry as strings, here or in YAML 1.1 readers
-// (kubectl's): typed words and numbers, and anything starting like a number.
+// (kubectl's): typed words and numbers, anything starting like a number, and anything holding
+// a control character (a raw CR or other break would be folded away when read back: found by
+// tests/fuzz/yaml_documents_fuzz; the double-quoted style escapes them).
 bool NeedsQuotes(std::string_view s) {
   if (s.empty() || !PlainScalarIsString(s)) return true;
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
+  }
   char first = s.front();
   if ((first >= '0' && first <= '9') || first == '.' || first == '+' || first == '-') return true;
   static constexpr std::string_view kYaml11Words[] = {"y",  "Y",   "yes", "Yes", "YES", "n",
