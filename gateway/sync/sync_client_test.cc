@@ -260,7 +260,7 @@ class SyncClientTest : public ::testing::Test {
 
   SyncClientOptions Options() {
     SyncClientOptions options;
-    options.controller = "127.0.0.1:" + std::to_string(server_->port());
+    options.controllers = {"127.0.0.1:" + std::to_string(server_->port())};
     options.name = "edge-1";
     options.gateways = {GatewayRef{"infra", "web"}};
     options.gateway_class = "portico";
