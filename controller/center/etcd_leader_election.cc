@@ -218,7 +218,7 @@ void EtcdLeaderElection::Lead() {
     Status failed;
     if (renewed.ok()) {
       if (renewed->ttl() <= 0) {
-        step_down("etcd no longer knows lease " + std::to_string(held.lease_id) + " (expired)");
+        step_down(fmt::format("etcd no longer knows lease {:x} (expired)", held.lease_id));
         return;
       }
       etcdserverpb::RangeRequest read;
@@ -241,7 +241,7 @@ void EtcdLeaderElection::Lead() {
     } else {
       failed = renewed.status();
     }
-    SetError("cannot renew lease " + std::to_string(held.lease_id) + ": " + failed.message());
+    SetError(fmt::format("cannot renew lease {:x}: {}", held.lease_id, failed.message()));
     if (Clock::now() - last_ok >= options_.ttl) {
       step_down("no renewal succeeded for the lease's TTL (" +
                 std::to_string(options_.ttl.count()) + " s): " + failed.message());
