@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""High availability (issue 16, items 3 and 4): a 3-member etcd cluster on loopback, two
+portico-controllers on it (leader election on an etcd lease), a portico-gateway given both
+controllers (--controller a,b) and an echo backend.
+  - the leader controller is killed (SIGKILL) under wrk load through the gateway: zero failed
+    requests, the other controller leads within the lease TTL + 2 s with a higher epoch, the
+    gateway fails over to it, and status writes resume (a new route's status appears in etcd
+    under /portico/_status/);
+  - `portico-ctl status` and GET /api/v1/info show the leader, its lease, the etcd revision and
+    the gateways connected;
+  - one etcd member killed: the controllers keep working (an apply is served, its status
+    written); two killed (no quorum): the gateway keeps serving, apply answers 503 naming the
+    reason; the members restarted: a leader again and an apply converges to the gateway.
+Run: ha_test.py --build BUILD_DIR. Skipped (exit 77 through CTest's SKIP_RETURN_CODE) without
+etcd, etcdctl, curl or wrk. Waits have deadlines; nothing sleeps to synchronise.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
+from portico_procs import (binaries_from_args, Controller, Gateway, WrkRun, free_port,  # noqa: E402
+                           run_ctl, wait_until)
+from etcd_server import EtcdCluster, etcd_binary, etcdctl_binary  # noqa: E402
+from echo_backend import EchoPod, EchoServers  # noqa: E402
+from etcd_test import backend_yaml, curl_status, gateway_yaml, route_key, route_yaml  # noqa: E402
+
+BINARIES = None
+SKIP_EXIT = 77
+TTL_S = 5
+
+
+def status_key(name):
+    return "/portico/_status/gateway.networking.k8s.io/HTTPRoute/default/%s" % name
+
+
+class HaTest(unittest.TestCase):
+    def setUp(self):
+        self.workdir = tempfile.mkdtemp(prefix="portico-ha-it-")
+        self.etcd = EtcdCluster(self.workdir).start()
+        self.procs = []
+        self.echo = EchoServers([EchoPod("127.0.0.1", 0, "default", "echo-1")])
+        self.echo.start()
+        self.port = free_port()
+        for text in (gateway_yaml(self.port), backend_yaml(self.echo.pods[0].port),
+                     route_yaml("app", "/app")):
+            self.put_yaml(text)
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def tearDown(self):
+        failed = bool(getattr(self, "_outcome", None) and any(
+            e for _, e in getattr(self._outcome, "errors", []) if e))
+        for p in reversed(self.procs):
+            p.stop()
+            if failed:
+                sys.stderr.write("---- %s log (tail)\n%s\n" % (p.name, p.tail(40)))
+        if failed:
+            for n in self.etcd.names:
+                sys.stderr.write("---- etcd %s log (tail)\n%s\n" % (n, self.etcd.tail(n)))
+        self.echo.stop()
+        self.etcd.remove()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def put_yaml(self, text):
+        for doc in text.split("---\n"):
+            kind = doc.split("kind: ")[1].split("\n")[0]
+            api = doc.split("apiVersion: ")[1].split("\n")[0]
+            group = api.split("/")[0] if "/" in api else "core"
+            name = doc.split("name: ")[1].split(",")[0].split("}")[0].strip()
+            ns = "_" if kind == "GatewayClass" else "default"
+            self.etcd.put("/portico/%s/%s/%s/%s" % (group, kind, ns, name), doc)
+
+    def controller(self, name):
+        c = Controller(BINARIES, None, self.workdir, name=name,
+                       extra=["--etcd-endpoints", ",".join(self.etcd.endpoints()),
+                              "--controller-id", name, "--leader-ttl-s", str(TTL_S)])
+        self.procs.append(c)
+        return c.wait_ready()
+
+    def ha(self, controller):
+        return controller.info()["ha"]
+
+    def two_controllers_and_a_gateway(self):
+        a = self.controller("ctl-a")
+        wait_until(lambda: self.ha(a)["role"] == "leader", 20, "ctl-a to lead")
+        b = self.controller("ctl-b")
+        wait_until(lambda: self.ha(b)["leader"]["id"] == "ctl-a", 20, "ctl-b to follow ctl-a")
+        gateway = Gateway(BINARIES, self.workdir, a.sync_address() + "," + b.sync_address(),
+                          serve=["default/web"], snapshot=False, extra=["--access-log", "off"])
+        self.procs.append(gateway)
+        wait_until(lambda: curl_status(self.url + "/app") == 200, 30, "the route to serve")
+        return a, b, gateway
+
+    def status_written(self, name, names=None):
+        value = self.etcd.get(status_key(name), names=names)
+        return value is not None and '"Accepted"' in value
+
+    def test_killing_the_leader_under_load_loses_no_request(self):
+        a, b, gateway = self.two_controllers_and_a_gateway()
+        ha_a, ha_b = self.ha(a), self.ha(b)
+        old_epoch = ha_a["leader"]["epoch"]
+        self.assertEqual(ha_b["leader"]["epoch"], old_epoch)
+        self.assertEqual(ha_b["leader"]["leaseId"], ha_a["leader"]["leaseId"])
+        self.assertEqual(ha_a["leader"]["leaseTtlSeconds"], TTL_S)
+        leader_key = json.loads(self.etcd.ctl("get", "/portico/_leader", "-w", "json"))["kvs"][0]
+        self.assertEqual(leader_key["create_revision"], old_epoch)
+        self.assertEqual("%x" % leader_key["lease"], ha_a["leader"]["leaseId"])
+        # Only the leader wrote status; the gateway follows the leader's epoch.
+        wait_until(lambda: self.status_written("app"), 20, "the leader to write app's status")
+        self.assertGreater(ha_a["statusWrites"]["puts"], 0)
+        self.assertEqual(self.ha(b)["statusWrites"]["puts"], 0)
+        wait_until(lambda: gateway.info()["epoch"] == old_epoch, 20, "the gateway's epoch")
+        self.assertEqual(gateway.info()["controller"], a.sync_address())
+
+        # Visibility: portico-ctl status names the leader, its lease and the gateway.
+        code, out, err = run_ctl(BINARIES, "status", "--server",
+                                 "http://127.0.0.1:%d" % b.admin.port)
+        self.assertEqual(code, 0, err)
+        self.assertIn("ctl-a (lease %s, TTL %d s, epoch %d)" % (
+            ha_a["leader"]["leaseId"], TTL_S, old_epoch), out)
+        self.assertIn("ctl-b (follower)", out)
+        self.assertRegex(out, r"Revision: +\d+ \(etcd, watching 127\.0\.0\.1:")
+
+        run = WrkRun(self.url + "/app", seconds=TTL_S + 8, connections=8)
+        wait_until(lambda: gateway.api("/api/v1/dataplane")["requests"] >= 200, 20,
+                   "wrk traffic through the gateway")
+        killed = time.monotonic()
+        a.kill()
+        wait_until(lambda: self.ha(b)["role"] == "leader", TTL_S + 5, "ctl-b to lead")
+        took = time.monotonic() - killed
+        self.assertLessEqual(took, TTL_S + 2, "new leader after %.2f s" % took)
+        new_epoch = self.ha(b)["leader"]["epoch"]
+        self.assertGreater(new_epoch, old_epoch)
+        wait_until(lambda: gateway.info()["controller"] == b.sync_address() and
+                   gateway.info()["connected"], 20, "the gateway to fail over to ctl-b")
+        wait_until(lambda: gateway.info()["epoch"] == new_epoch, 20, "the gateway's new epoch")
+        self.assertGreaterEqual(gateway.info()["failovers"], 1)
+        # Status writes resume under the new leader: an edit's status appears.
+        self.put_yaml(route_yaml("after", "/after"))
+        wait_until(lambda: curl_status(self.url + "/after") == 200, 20, "the new route to serve")
+        wait_until(lambda: self.status_written("after"), 20, "ctl-b to write after's status")
+        result = run.result()
+        self.assertEqual(result["socket_errors"], 0, result["output"])
+        self.assertEqual(result["non2xx"], 0, result["output"])
+        self.assertGreater(result["requests"], 1000, result["output"])
+        print("\nleader killed under wrk: new leader after %.2f s (TTL %d s); %d requests, "
+              "0 errors, 0 non-2xx; epoch %d -> %d" % (took, TTL_S, result["requests"],
+                                                       old_epoch, new_epoch), flush=True)
+
+    def test_one_member_down_keeps_working_and_quorum_loss_refuses_writes(self):
+        a, b, gateway = self.two_controllers_and_a_gateway()
+        # The member every controller talks to first.
+        self.etcd.kill("m0")
+        alive = ["m1", "m2"]
+        a.apply(route_yaml("one-down", "/one-down"))
+        wait_until(lambda: curl_status(self.url + "/one-down") == 200, 30,
+                   "the route applied with one member down to serve")
+        wait_until(lambda: self.status_written("one-down", alive), 30,
+                   "the leader to write status with one member down")
+        for c in (a, b):
+            wait_until(lambda: self.ha(c)["etcd"]["connected"] and
+                       self.ha(c)["etcd"]["endpoint"] != self.etcd.endpoint("m0"), 30,
+                       "%s to watch another member" % c.name)
+        self.assertEqual(self.ha(a)["role"], "leader")
+        self.assertEqual(self.ha(b)["leader"]["id"], "ctl-a")
+
+        # No quorum: the gateway keeps serving; apply is refused with the reason.
+        self.etcd.kill("m1")
+        status, body = a.admin.call("POST", "/api/v1/apply?wait=true",
+                                    route_yaml("no-quorum", "/no-quorum"), timeout=60)
+        self.assertEqual(status, 503, body)
+        self.assertIn("etcd is not taking writes", body["error"])
+        self.assertEqual(curl_status(self.url + "/app"), 200)
+        self.assertEqual(curl_status(self.url + "/one-down"), 200)
+
+        # Restored: a leader again, and an apply converges to the gateway.
+        self.etcd.restart("m0")
+        self.etcd.restart("m1")
+        for n in ("m0", "m1"):
+            self.etcd.wait_healthy(n)
+        wait_until(lambda: a.admin.call("POST", "/api/v1/apply?wait=true",
+                                        route_yaml("restored", "/restored"),
+                                        timeout=60)[0] == 200, 60, "apply to succeed again")
+        wait_until(lambda: curl_status(self.url + "/restored") == 200, 30,
+                   "the restored route to serve")
+        wait_until(lambda: self.ha(a)["role"] == "leader" or self.ha(b)["role"] == "leader",
+                   30, "a leader after the quorum came back")
+        wait_until(lambda: self.status_written("restored"), 30, "status of the restored route")
+
+
+def main():
+    global BINARIES
+    for tool in ("curl", "wrk"):
+        if shutil.which(tool) is None:
+            print("ha_test: %s is not installed; skipped" % tool)
+            return SKIP_EXIT
+    if etcd_binary() is None or etcdctl_binary() is None:
+        print("ha_test: etcd or etcdctl is not installed (etcd-server, etcd-client); skipped")
+        return SKIP_EXIT
+    BINARIES, argv = binaries_from_args()
+    program = unittest.main(argv=argv, verbosity=2, exit=False)
+    return 0 if program.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
