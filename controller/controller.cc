@@ -11,18 +11,13 @@
 #include "controller/admin/apply_documents.h"
 #include "controller/center/field_lines.h"
 #include "controller/reconcile/refusal.h"
+#include "core/common/time_format.h"
 #include "core/sync/inventory.h"
 
 namespace portico::controller {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 Status Timeout(std::string what, std::chrono::milliseconds timeout) {
   return Status(StatusCode::kDeadlineExceeded,
@@ -112,10 +107,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions optio
     election.prefix = etcd_options.prefix;
     election.id = c->controller_id_;
     EtcdClientOptions ha_client = etcd_options.client;
-    std::chrono::milliseconds renew =
-        election.renew.count() > 0
-            ? election.renew
-            : std::chrono::duration_cast<std::chrono::milliseconds>(election.ttl) / 3;
+    std::chrono::milliseconds renew = LeaderRenewInterval(election);
     ha_client.call_timeout =
         std::min(ha_client.call_timeout, std::max(renew, std::chrono::milliseconds(200)));
     PORTICO_ASSIGN_OR_RETURN(c->ha_client_, EtcdClient::Create(std::move(ha_client)));
@@ -171,7 +163,7 @@ Status Controller::Start() {
     std::lock_guard lock(mu_);
     if (started_) return FailedPreconditionError("controller: already started");
     started_ = true;
-    started_unix_ms_ = NowUnixMs();
+    started_unix_ms_ = core::NowUnixMs();
     server_id_ = NewServerId();
   }
   PORTICO_RETURN_IF_ERROR(reconciler_->Start());

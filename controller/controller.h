@@ -13,6 +13,12 @@
 // server_id is a new random 16-hex-digit id at every start and reload; a new one makes every
 // gateway receive a snapshot.
 //
+// Several controllers (with options.etcd only): an EtcdLeaderElection on <prefix>/_leader and an
+// EtcdStatusWriter that writes every object's status to etcd while this controller leads and
+// its initial processing drained; both over an EtcdClient of their own. The leader's epoch is
+// sent on every ConfigSync message (SyncHost::Epoch) and Watch is served only once an epoch is
+// known. Without etcd none of this exists: one controller, epoch 0.
+//
 // Between the center and the reconciler the Controller sees every change batch and keeps, per
 // object at the source, a fingerprint of its document and the batch that delivered it. That is
 // how Apply knows "created / configured / unchanged" and how `wait` knows when a write came

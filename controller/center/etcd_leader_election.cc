@@ -7,32 +7,27 @@
 
 #include "controller/center/etcd_keys.h"
 #include "core/common/jitter.h"
+#include "core/common/time_format.h"
 
 namespace portico::controller {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+}  // namespace
 
-std::chrono::milliseconds RenewOf(const LeaderElectionOptions& o) {
+std::chrono::milliseconds LeaderRenewInterval(const LeaderElectionOptions& o) {
   if (o.renew.count() > 0) return o.renew;
   return std::max(std::chrono::milliseconds(100),
                   std::chrono::duration_cast<std::chrono::milliseconds>(o.ttl) / 3);
 }
-
-}  // namespace
 
 EtcdLeaderElection::EtcdLeaderElection(EtcdClient* client, LeaderElectionOptions options,
                                        std::function<void(const LeaderState&)> on_change)
     : client_(client),
       options_(std::move(options)),
       key_(EtcdLeaderKey(options_.prefix)),
-      renew_(RenewOf(options_)),
+      renew_(LeaderRenewInterval(options_)),
       on_change_(std::move(on_change)) {}
 
 EtcdLeaderElection::~EtcdLeaderElection() { Stop(); }
@@ -74,7 +69,7 @@ void EtcdLeaderElection::Update(const std::function<void(LeaderState&)>& change)
     change(state_);
     changed = before.leader != state_.leader || before.leader_id != state_.leader_id ||
               before.epoch != state_.epoch;
-    if (changed) state_.since_unix_ms = NowUnixMs();
+    if (changed) state_.since_unix_ms = core::NowUnixMs();
     if (changed && state_.leader) ++state_.transitions;
     now = state_;
   }

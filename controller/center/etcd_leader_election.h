@@ -45,6 +45,9 @@ struct LeaderElectionOptions {
   std::chrono::milliseconds backoff_max{1000};
 };
 
+// LeaderRenewInterval: options.renew, or ttl / 3 (at least 100 ms) when it is 0.
+std::chrono::milliseconds LeaderRenewInterval(const LeaderElectionOptions& options);
+
 // LeaderState is what the election knows now.
 struct LeaderState {
   bool leader = false;        // this controller leads

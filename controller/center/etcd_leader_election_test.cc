@@ -77,16 +77,25 @@ class LeaderElectionTest : public ::testing::Test {
     return r.ok() && r->kvs_size() > 0 ? r->kvs(0).value() : "<absent>";
   }
 
+  // LeaderAndFollower starts "a" (which leads) and then "b" (which follows a).
+  void LeaderAndFollower() {
+    ca_ = NewClient();
+    cb_ = NewClient();
+    a_ = Elect("a", ca_.get());
+    ASSERT_TRUE(WaitUntil([&] { return a_->State().leader; })) << a_->State().error;
+    b_ = Elect("b", cb_.get());
+    ASSERT_TRUE(WaitUntil([&] { return b_->State().leader_id == "a"; })) << b_->State().error;
+  }
+
   EtcdProcess etcd_;
-  std::unique_ptr<EtcdClient> client_;
+  std::unique_ptr<EtcdClient> client_, ca_, cb_;
+  std::unique_ptr<EtcdLeaderElection> a_, b_;  // destroyed before their clients
 };
 
 TEST_F(LeaderElectionTest, OneOfTwoLeadsAndTheOtherKnowsItsEpoch) {
-  std::unique_ptr<EtcdClient> ca = NewClient(), cb = NewClient();
-  auto a = Elect("a", ca.get());
-  ASSERT_TRUE(WaitUntil([&] { return a->State().leader; })) << a->State().error;
-  auto b = Elect("b", cb.get());
-  ASSERT_TRUE(WaitUntil([&] { return b->State().leader_id == "a"; })) << b->State().error;
+  ASSERT_NO_FATAL_FAILURE(LeaderAndFollower());
+  auto& a = a_;
+  auto& b = b_;
   LeaderState la = a->State(), lb = b->State();
   EXPECT_FALSE(lb.leader);
   mvccpb::KeyValue key = LeaderKey();
@@ -105,11 +114,9 @@ TEST_F(LeaderElectionTest, OneOfTwoLeadsAndTheOtherKnowsItsEpoch) {
 }
 
 TEST_F(LeaderElectionTest, StopResignsAndTheFollowerTakesOverWithAHigherEpoch) {
-  std::unique_ptr<EtcdClient> ca = NewClient(), cb = NewClient();
-  auto a = Elect("a", ca.get());
-  ASSERT_TRUE(WaitUntil([&] { return a->State().leader; }));
-  auto b = Elect("b", cb.get());
-  ASSERT_TRUE(WaitUntil([&] { return b->State().leader_id == "a"; }));
+  ASSERT_NO_FATAL_FAILURE(LeaderAndFollower());
+  auto& a = a_;
+  auto& b = b_;
   int64_t old_epoch = a->State().epoch;
   auto stopped = std::chrono::steady_clock::now();
   a->Stop();
@@ -123,11 +130,9 @@ TEST_F(LeaderElectionTest, StopResignsAndTheFollowerTakesOverWithAHigherEpoch) {
 }
 
 TEST_F(LeaderElectionTest, AnExpiredLeaseDeposesTheLeader) {
-  std::unique_ptr<EtcdClient> ca = NewClient(), cb = NewClient();
-  auto a = Elect("a", ca.get());
-  ASSERT_TRUE(WaitUntil([&] { return a->State().leader; }));
-  auto b = Elect("b", cb.get());
-  ASSERT_TRUE(WaitUntil([&] { return b->State().leader_id == "a"; }));
+  ASSERT_NO_FATAL_FAILURE(LeaderAndFollower());
+  auto& a = a_;
+  auto& b = b_;
   int64_t old_epoch = a->State().epoch;
   // What etcd does when a crashed leader stops renewing: the lease goes, and the key with it.
   etcdserverpb::LeaseRevokeRequest revoke;
@@ -142,8 +147,8 @@ TEST_F(LeaderElectionTest, AnExpiredLeaseDeposesTheLeader) {
 }
 
 TEST_F(LeaderElectionTest, ALeaderWhoseKeyWasReplacedStepsDown) {
-  std::unique_ptr<EtcdClient> ca = NewClient();
-  auto a = Elect("a", ca.get());
+  ca_ = NewClient();
+  auto a = Elect("a", ca_.get());
   ASSERT_TRUE(WaitUntil([&] { return a->State().leader; }));
   // Someone overwrites the key (an operator, a misconfigured peer).
   etcdserverpb::PutRequest put;
@@ -193,12 +198,10 @@ std::string StatusKey(const std::string& name) {
 }
 
 TEST_F(LeaderElectionTest, OnlyTheLeaderWritesStatusAndANewLeaderRewritesAll) {
-  std::unique_ptr<EtcdClient> ca = NewClient(), cb = NewClient();
-  auto a = Elect("a", ca.get());
-  ASSERT_TRUE(WaitUntil([&] { return a->State().leader; }));
-  auto b = Elect("b", cb.get());
-  ASSERT_TRUE(WaitUntil([&] { return b->State().leader_id == "a"; }));
-  WriterFixture wa(ca.get(), "a"), wb(cb.get(), "b");
+  ASSERT_NO_FATAL_FAILURE(LeaderAndFollower());
+  auto& a = a_;
+  auto& b = b_;
+  WriterFixture wa(ca_.get(), "a"), wb(cb_.get(), "b");
   for (const char* name : {"r1", "r2", "r3"}) {
     wa.Set(name, std::string("{\"by\":\"a\",\"n\":\"") + name + "\"}");
     wb.Set(name, std::string("{\"by\":\"b\",\"n\":\"") + name + "\"}");

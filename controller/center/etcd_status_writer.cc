@@ -6,18 +6,9 @@
 #include <vector>
 
 #include "controller/center/etcd_keys.h"
+#include "core/common/time_format.h"
 
 namespace portico::controller {
-namespace {
-
-int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 EtcdStatusWriter::EtcdStatusWriter(EtcdClient* client, StatusWriterOptions options,
                                    std::function<void()> on_fenced)
     : client_(client),
@@ -203,7 +194,7 @@ bool EtcdStatusWriter::WriteOnce(int64_t epoch, bool full) {
     stats_.puts += put_count;
     stats_.deletes += delete_count;
     stats_.written = written_.size();
-    if (put_count + delete_count > 0) stats_.last_write_unix_ms = NowUnixMs();
+    if (put_count + delete_count > 0) stats_.last_write_unix_ms = core::NowUnixMs();
     if (!failed && full) ++stats_.full_writes;
   }
   if (put_count + delete_count > 0 || (full && !failed)) {

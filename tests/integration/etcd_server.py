@@ -12,8 +12,11 @@ import shutil
 import subprocess
 import tempfile
 import time
+import unittest
 
-from portico_procs import free_port, wait_until
+from portico_procs import binaries_from_args, free_port, wait_until
+
+SKIP_EXIT = 77  # CTest's SKIP_RETURN_CODE of the etcd tests
 
 
 def etcd_binary():
@@ -22,6 +25,22 @@ def etcd_binary():
 
 def etcdctl_binary():
     return shutil.which("etcdctl")
+
+
+def etcd_test_main(name, tools, set_binaries):
+    """The main() of an etcd integration test: skipped (SKIP_EXIT) without etcd, etcdctl or one
+    of `tools`; else set_binaries(the binaries from --build) and the test cases of __main__."""
+    for tool in tools:
+        if shutil.which(tool) is None:
+            print("%s: %s is not installed; skipped" % (name, tool))
+            return SKIP_EXIT
+    if etcd_binary() is None or etcdctl_binary() is None:
+        print("%s: etcd or etcdctl is not installed (etcd-server, etcd-client); skipped" % name)
+        return SKIP_EXIT
+    binaries, argv = binaries_from_args()
+    set_binaries(binaries)
+    program = unittest.main(module="__main__", argv=argv, verbosity=2, exit=False)
+    return 0 if program.result.wasSuccessful() else 1
 
 
 class EtcdServer:

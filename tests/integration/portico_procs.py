@@ -424,12 +424,15 @@ def bring_up_loopback(addresses=()):
 
 
 class WrkRun:
-    """wrk in the background; result() parses its totals."""
+    """wrk in the background (`threads` threads, `connections` connections, a request timeout
+    of `timeout` or wrk's default when None); result() parses its totals."""
 
-    def __init__(self, url, seconds, connections):
-        self.process = subprocess.Popen(
-            ["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "--timeout", "5s", url],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    def __init__(self, url, seconds, connections=20, threads=2, timeout="5s"):
+        argv = ["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds]
+        if timeout:
+            argv += ["--timeout", timeout]
+        self.process = subprocess.Popen(argv + [url], stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
 
     def result(self):
         out, _ = self.process.communicate(timeout=120)
