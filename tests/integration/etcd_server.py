@@ -100,8 +100,11 @@ class EtcdServer:
         return self.ctl("put", key, input=value)
 
     def keys(self, prefix="/portico/"):
+        """The resource keys under `prefix` (not the controllers' own <prefix>_leader and
+        <prefix>_status/...)."""
         out = self.ctl("get", "--prefix", "--keys-only", prefix)
-        return sorted(line for line in out.splitlines() if line)
+        return sorted(line for line in out.splitlines()
+                      if line and not line[len(prefix):].startswith("_"))
 
     def tail(self, lines=20):
         try:
