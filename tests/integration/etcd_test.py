@@ -90,10 +90,19 @@ def spec_view(objects):
     return out
 
 
-class EtcdTest(unittest.TestCase):
+class EtcdProcsTest(unittest.TestCase):
+    """A temporary directory, etcd (start_etcd), an echo backend and the processes a test
+    starts (self.procs), stopped in reverse order; their log tails on failure."""
+
+    def start_etcd(self):
+        return EtcdServer(self.workdir).start()
+
+    def etcd_tails(self):
+        return [("etcd", self.etcd.tail())]
+
     def setUp(self):
         self.workdir = tempfile.mkdtemp(prefix="portico-etcd-it-")
-        self.etcd = EtcdServer(self.workdir).start()
+        self.etcd = self.start_etcd()
         self.procs = []
         self.echo = EchoServers([EchoPod("127.0.0.1", 0, "default", "echo-1")])
         self.echo.start()
@@ -104,12 +113,16 @@ class EtcdTest(unittest.TestCase):
         for p in reversed(self.procs):
             p.stop()
             if failed:
-                sys.stderr.write("---- %s log (tail)\n%s\n" % (p.name, p.tail(30)))
+                sys.stderr.write("---- %s log (tail)\n%s\n" % (p.name, p.tail(40)))
         if failed:
-            sys.stderr.write("---- etcd log (tail)\n%s\n" % self.etcd.tail())
+            for name, tail in self.etcd_tails():
+                sys.stderr.write("---- %s log (tail)\n%s\n" % (name, tail))
         self.echo.stop()
         self.etcd.remove()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class EtcdTest(EtcdProcsTest):
 
     def controller(self, name="controller"):
         c = Controller(BINARIES, None, self.workdir, name=name,

@@ -21,20 +21,16 @@ etcd, etcdctl, curl or wrk. Waits have deadlines; nothing sleeps to synchronise.
 import json
 import os
 import random
-import shutil
 import sys
-import tempfile
 import time
-import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
 from portico_procs import Controller, Gateway, WrkRun, free_port, run_ctl, wait_until  # noqa: E402
 from etcd_server import EtcdCluster, etcd_test_main  # noqa: E402
-from echo_backend import EchoPod, EchoServers  # noqa: E402
-from etcd_test import (backend_yaml, curl_status, gateway_yaml, keyed_documents,  # noqa: E402
-                       route_yaml)
+from etcd_test import (EtcdProcsTest, backend_yaml, curl_status, gateway_yaml,  # noqa: E402
+                       keyed_documents, route_yaml)
 
 BINARIES = None
 TTL_S = 5
@@ -59,32 +55,20 @@ def status_key(name):
     return "/portico/_status/gateway.networking.k8s.io/HTTPRoute/default/%s" % name
 
 
-class HaTest(unittest.TestCase):
+class HaTest(EtcdProcsTest):
+    def start_etcd(self):
+        return EtcdCluster(self.workdir).start()
+
+    def etcd_tails(self):
+        return [("etcd " + n, self.etcd.tail(n)) for n in self.etcd.names]
+
     def setUp(self):
-        self.workdir = tempfile.mkdtemp(prefix="portico-ha-it-")
-        self.etcd = EtcdCluster(self.workdir).start()
-        self.procs = []
-        self.echo = EchoServers([EchoPod("127.0.0.1", 0, "default", "echo-1")])
-        self.echo.start()
+        super().setUp()
         self.port = free_port()
         for text in (gateway_yaml(self.port), backend_yaml(self.echo.pods[0].port),
                      route_yaml("app", "/app")):
             self.put_yaml(text)
         self.url = "http://127.0.0.1:%d" % self.port
-
-    def tearDown(self):
-        failed = bool(getattr(self, "_outcome", None) and any(
-            e for _, e in getattr(self._outcome, "errors", []) if e))
-        for p in reversed(self.procs):
-            p.stop()
-            if failed:
-                sys.stderr.write("---- %s log (tail)\n%s\n" % (p.name, p.tail(40)))
-        if failed:
-            for n in self.etcd.names:
-                sys.stderr.write("---- etcd %s log (tail)\n%s\n" % (n, self.etcd.tail(n)))
-        self.echo.stop()
-        self.etcd.remove()
-        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def put_yaml(self, text):
         for key, doc in keyed_documents(text):
