@@ -172,14 +172,21 @@ class EtcdCluster:
     def healthy(self, name):
         if self.processes[name].poll() is not None:
             raise AssertionError("etcd %s exited: %s" % (name, self.tail(name)))
-        done = subprocess.run([etcdctl_binary(), "--endpoints", self.endpoint(name),
-                               "--command-timeout=1s", "get", "health"],
-                              capture_output=True, text=True, timeout=10,
-                              env=dict(os.environ, ETCDCTL_API="3"))
-        return done.returncode == 0
+        return self.ctl_ok("get", "health", names=[name])
 
     def wait_healthy(self, name, timeout=60):
         wait_until(lambda: self.healthy(name), timeout, "etcd member %s to answer" % name)
+
+    def wait_quorum(self, names, timeout=30):
+        """Waits until `names` answer a linearizable read (they elected a leader among them)."""
+        wait_until(lambda: self.ctl_ok("get", "health", names=names), timeout,
+                   "etcd members %s to have a leader" % ",".join(names))
+
+    def ctl_ok(self, *args, names=None):
+        done = subprocess.run([etcdctl_binary(), "--endpoints", ",".join(self.endpoints(names)),
+                               "--command-timeout=1s"] + list(args), capture_output=True,
+                              text=True, timeout=30, env=dict(os.environ, ETCDCTL_API="3"))
+        return done.returncode == 0
 
     def kill(self, name):
         p = self.processes[name]

@@ -11,6 +11,8 @@ controllers (--controller a,b) and an echo backend.
   - one etcd member killed: the controllers keep working (an apply is served, its status
     written); two killed (no quorum): the gateway keeps serving, apply answers 503 naming the
     reason; the members restarted: a leader again and an apply converges to the gateway;
+  - compaction while a controller is cut off (its only etcd member down): it re-reads on
+    reconnecting and holds exactly what `etcdctl get --prefix` shows (names, mod revisions);
   - a seeded random run (PORTICO_HA_SEED reproduces one) of etcdctl puts and deletes of routes and
     controller kills and restarts: after healing, two gateways hold exactly the routes etcd holds
     (each served, each deleted or replaced path 404), as do both controllers, and one leads.
@@ -18,6 +20,7 @@ Run: ha_test.py --build BUILD_DIR. Skipped (exit 77 through CTest's SKIP_RETURN_
 etcd, etcdctl, curl or wrk. Waits have deadlines; nothing sleeps to synchronise.
 """
 
+import base64
 import json
 import os
 import random
@@ -156,6 +159,7 @@ class HaTest(EtcdProcsTest):
         # The member every controller talks to first.
         self.etcd.kill("m0")
         alive = ["m1", "m2"]
+        self.etcd.wait_quorum(alive)
         a.apply(route_yaml("one-down", "/one-down"))
         wait_until(lambda: curl_status(self.url + "/one-down") == 200, 30,
                    "the route applied with one member down to serve")
@@ -265,6 +269,53 @@ class HaTest(EtcdProcsTest):
                    TTL_S + 10, "exactly one leader after healing")
         print("seeded run: %d routes held by both gateways as in etcd, %d gone" % (
             len(routes), len(gone)), flush=True)
+
+    def test_compaction_while_a_controller_is_cut_off_converges(self):
+        # A controller that knows only m0; m0 goes, the other two keep the quorum.
+        c = Controller(BINARIES, None, self.workdir, name="ctl-m0",
+                       extra=["--etcd-endpoints", self.etcd.endpoint("m0"),
+                              "--controller-id", "ctl-m0", "--leader-ttl-s", str(TTL_S)])
+        self.procs.append(c)
+        c.wait_ready()
+        for i in range(6):
+            self.put_yaml(route_yaml("c%d" % i, "/c%d" % i))
+        wait_until(lambda: len(c.objects("HTTPRoute.gateway.networking.k8s.io")["items"]) == 7,
+                   20, "the controller to hold 7 routes")
+        self.etcd.kill("m0")
+        others = ["m1", "m2"]
+        self.etcd.wait_quorum(others)
+        for i in range(3):
+            self.etcd.ctl("del", "/portico/gateway.networking.k8s.io/HTTPRoute/default/c%d" % i,
+                          names=others)
+        for key, doc in keyed_documents(route_yaml("c4", "/c4-moved") + "---\n" +
+                                        route_yaml("c9", "/c9")):
+            self.etcd.put(key, doc, names=others)
+        revision = json.loads(self.etcd.ctl("get", "/", "-w", "json", names=others))["header"][
+            "revision"]
+        self.etcd.ctl("compact", str(revision), names=others)
+        self.etcd.restart("m0")
+        self.etcd.wait_healthy("m0")
+
+        def view():
+            out = json.loads(self.etcd.ctl("get", "--prefix",
+                                           "/portico/gateway.networking.k8s.io/HTTPRoute/",
+                                           "-w", "json"))
+            return {base64.b64decode(kv["key"]).decode().rsplit("/", 1)[1]: str(kv["mod_revision"])
+                    for kv in out.get("kvs", [])}
+
+        def held():
+            items = c.objects("HTTPRoute.gateway.networking.k8s.io")["items"]
+            names = [o["metadata"]["name"] for o in items]
+            self.assertEqual(len(names), len(set(names)), "an object is listed twice")
+            return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in items}
+        in_etcd = view()
+        self.assertEqual(sorted(in_etcd), ["app", "c3", "c4", "c5", "c9"])
+        wait_until(lambda: held() == in_etcd, 30,
+                   "the controller to re-read after the compaction and hold what etcd holds")
+        moved = [o for o in c.objects("HTTPRoute.gateway.networking.k8s.io")["items"]
+                 if o["metadata"]["name"] == "c4"][0]
+        self.assertEqual(moved["spec"]["rules"][0]["matches"][0]["path"]["value"], "/c4-moved")
+        self.assertIn("compacted", c.log_text())
 
 
 def set_binaries(binaries):
