@@ -1,6 +1,7 @@
 #include "controller/controller.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <limits>
@@ -10,18 +11,13 @@
 #include "controller/admin/apply_documents.h"
 #include "controller/center/field_lines.h"
 #include "controller/reconcile/refusal.h"
+#include "core/common/time_format.h"
 #include "core/sync/inventory.h"
 
 namespace portico::controller {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 Status Timeout(std::string what, std::chrono::milliseconds timeout) {
   return Status(StatusCode::kDeadlineExceeded,
@@ -33,7 +29,11 @@ Status Timeout(std::string what, std::chrono::milliseconds timeout) {
 class Controller::SyncBridge final : public sync::SyncHost, public sync::SyncFeedbackSink {
  public:
   explicit SyncBridge(Controller* controller) : controller_(controller) {}
-  bool Ready() const override { return controller_->Ready(); }
+  // With an election, gateways are served once a leader (its epoch) is known.
+  bool Ready() const override {
+    return controller_->Ready() && (controller_->election_ == nullptr || controller_->Epoch() > 0);
+  }
+  uint64_t Epoch() const override { return controller_->Epoch(); }
   bool Settled() const override { return controller_->reconciler_->Idle(); }
   std::string ServerId() const override {
     std::lock_guard lock(controller_->mu_);
@@ -46,6 +46,14 @@ class Controller::SyncBridge final : public sync::SyncHost, public sync::SyncFee
  private:
   Controller* controller_;
 };
+
+std::string DefaultControllerId() {
+  char host[256] = {};
+  std::string name = gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0'
+                         ? std::string(host)
+                         : std::string("controller");
+  return name + "-" + NewServerId().substr(0, 8);
+}
 
 std::string NewServerId() {
   std::random_device device;
@@ -81,6 +89,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions optio
   Controller* self = c.get();
   reconciler_options.on_idle = [self] {
     if (self->sync_server_) self->sync_server_->Poke();
+    if (self->status_writer_) self->UpdateStatusWriter();
   };
   reconciler_options.workers = c->options_.workers;
   c->reconciler_ =
@@ -88,7 +97,32 @@ StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions optio
   if (c->options_.etcd) {
     EtcdConfigCenterOptions etcd_options = *c->options_.etcd;
     etcd_options.identifier = c->reconciler_->Identifier();
-    PORTICO_ASSIGN_OR_RETURN(c->center_, EtcdConfigCenter::Create(std::move(etcd_options)));
+    PORTICO_ASSIGN_OR_RETURN(std::unique_ptr<EtcdConfigCenter> etcd,
+                             EtcdConfigCenter::Create(etcd_options));
+    c->etcd_center_ = etcd.get();
+    c->center_ = std::move(etcd);
+    c->controller_id_ =
+        c->options_.controller_id.empty() ? DefaultControllerId() : c->options_.controller_id;
+    LeaderElectionOptions election = c->options_.election;
+    election.prefix = etcd_options.prefix;
+    election.id = c->controller_id_;
+    EtcdClientOptions ha_client = etcd_options.client;
+    std::chrono::milliseconds renew = LeaderRenewInterval(election);
+    ha_client.call_timeout =
+        std::min(ha_client.call_timeout, std::max(renew, std::chrono::milliseconds(200)));
+    PORTICO_ASSIGN_OR_RETURN(c->ha_client_, EtcdClient::Create(std::move(ha_client)));
+    c->election_ = std::make_unique<EtcdLeaderElection>(
+        c->ha_client_.get(), election, [self](const LeaderState& state) {
+          self->epoch_ = static_cast<uint64_t>(state.epoch);
+          self->UpdateStatusWriter();
+          if (self->sync_server_) self->sync_server_->Poke();
+        });
+    StatusWriterOptions status;
+    status.prefix = etcd_options.prefix;
+    status.id = c->controller_id_;
+    status.collect = [self] { return self->CollectStatus(); };
+    c->status_writer_ = std::make_unique<EtcdStatusWriter>(c->ha_client_.get(), std::move(status),
+                                                           [self] { self->election_->Recheck(); });
   } else {
     FileConfigCenterOptions center_options;
     center_options.dir = c->options_.config_dir;
@@ -129,7 +163,7 @@ Status Controller::Start() {
     std::lock_guard lock(mu_);
     if (started_) return FailedPreconditionError("controller: already started");
     started_ = true;
-    started_unix_ms_ = NowUnixMs();
+    started_unix_ms_ = core::NowUnixMs();
     server_id_ = NewServerId();
   }
   PORTICO_RETURN_IF_ERROR(reconciler_->Start());
@@ -139,8 +173,16 @@ Status Controller::Start() {
       return serving;
     }
   }
+  if (election_) {
+    status_writer_->Start();
+    election_->Start();
+  }
   Status started = center_->Start(this);
   if (!started.ok()) {
+    if (election_) {
+      election_->Stop();
+      status_writer_->Stop();
+    }
     if (sync_server_) sync_server_->Stop();
     reconciler_->Stop();
     return started;
@@ -154,6 +196,10 @@ void Controller::Stop() {
     std::lock_guard lock(mu_);
     if (!started_ || stopped_) return;
     stopped_ = true;
+  }
+  if (election_) {
+    status_writer_->Stop();
+    election_->Stop();  // resigns: another controller leads without waiting for the TTL
   }
   if (sync_server_) sync_server_->Stop();  // it reads the store and writes feedback
   center_->Stop();
@@ -208,7 +254,54 @@ admin::ServerInfo Controller::Info() const {
   info.started_unix_ms = started_unix_ms_;
   info.config_source = center_->Describe();
   info.testing = options_.testing;
+  if (election_) {
+    admin::HaInfo& ha = info.ha;
+    LeaderState leader = election_->State();
+    ha.enabled = true;
+    ha.controller_id = controller_id_;
+    ha.leader = leader.leader;
+    ha.leader_id = leader.leader_id;
+    ha.lease_id = leader.lease_id;
+    ha.lease_ttl_seconds = leader.ttl_seconds;
+    ha.epoch = leader.epoch;
+    ha.leader_since_unix_ms = leader.since_unix_ms;
+    ha.transitions = leader.transitions;
+    ha.election_error = leader.error;
+    ha.etcd_revision = etcd_center_->Revision();
+    ha.etcd_connected = etcd_center_->Connected();
+    ha.etcd_endpoint = etcd_center_->Client().Endpoint();
+    StatusWriterStats written = status_writer_->Stats();
+    ha.status_puts = written.puts;
+    ha.status_deletes = written.deletes;
+    ha.status_fenced = written.fenced;
+    ha.status_last_write_unix_ms = written.last_write_unix_ms;
+    ha.status_error = written.error;
+  }
   return info;
+}
+
+std::optional<LeaderState> Controller::Leader() const {
+  if (!election_) return std::nullopt;
+  return election_->State();
+}
+
+void Controller::UpdateStatusWriter() {
+  LeaderState state = election_->State();
+  status_writer_->SetEpoch(state.leader && Ready() ? state.epoch : 0);
+  status_writer_->Poke();
+}
+
+std::map<sdk::ObjectRef, std::string> Controller::CollectStatus() const {
+  std::map<sdk::ObjectRef, std::string> out;
+  for (const ObjectView& view : reconciler_->List(nullptr, "")) {
+    rapidjson::Document doc;
+    doc.Parse(view.json.data(), view.json.size());
+    if (doc.HasParseError() || !doc.IsObject()) continue;
+    const rapidjson::Value* status = json::Find(doc, "status");
+    if (status == nullptr || !status->IsObject() || status->ObjectEmpty()) continue;
+    out.emplace(view.ref, json::Serialize(*status));
+  }
+  return out;
 }
 
 admin::ControllerStats Controller::Stats() const {

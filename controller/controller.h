@@ -13,6 +13,12 @@
 // server_id is a new random 16-hex-digit id at every start and reload; a new one makes every
 // gateway receive a snapshot.
 //
+// Several controllers (with options.etcd only): an EtcdLeaderElection on <prefix>/_leader and an
+// EtcdStatusWriter that writes every object's status to etcd while this controller leads and
+// its initial processing drained; both over an EtcdClient of their own. The leader's epoch is
+// sent on every ConfigSync message (SyncHost::Epoch) and Watch is served only once an epoch is
+// known. Without etcd none of this exists: one controller, epoch 0.
+//
 // Between the center and the reconciler the Controller sees every change batch and keeps, per
 // object at the source, a fingerprint of its document and the batch that delivered it. That is
 // how Apply knows "created / configured / unchanged" and how `wait` knows when a write came
@@ -25,6 +31,7 @@
 #ifndef PORTICO_CONTROLLER_CONTROLLER_H_
 #define PORTICO_CONTROLLER_CONTROLLER_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -40,6 +47,8 @@
 #include "controller/admin/admin_backend.h"
 #include "controller/center/config_center.h"
 #include "controller/center/etcd_config_center.h"
+#include "controller/center/etcd_leader_election.h"
+#include "controller/center/etcd_status_writer.h"
 #include "controller/center/file_config_center.h"
 #include "controller/reconcile/object_validator.h"
 #include "controller/reconcile/reconciler.h"
@@ -78,6 +87,11 @@ struct ControllerOptions {
   std::optional<ControllerSyncOptions> sync;
   // The synced store's change log bounds (byte budget, age); a gateway behind it resyncs.
   core::ObjectStoreOptions store;
+  // High availability, with `etcd` only (none without it: one controller, no election): this
+  // controller's id ("": host name and random digits) and the leader election's TTL and
+  // renewal (prefix and id are filled in by Create()).
+  std::string controller_id;
+  LeaderElectionOptions election;
 };
 
 class Controller final : public admin::AdminBackend, private ConfigListener {
@@ -112,6 +126,10 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
 
   // SyncPort is the ConfigSync port once started (0 when ConfigSync is not served).
   uint16_t SyncPort() const;
+  // Epoch is the leader epoch this controller knows (0: no election, or no leader seen yet).
+  uint64_t Epoch() const { return epoch_.load(); }
+  // Leader is the election's state (nullopt without etcd).
+  std::optional<LeaderState> Leader() const;
 
   // ---- ConfigSync (controller/sync)
   const core::ObjectStore& Synced() const { return *synced_; }
@@ -119,6 +137,7 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
   // SetSyncFeedback forwards gateways' acks and nacks to the object's status (sync_feedback.h).
   void SetSyncFeedback(const core::StoreKey& key, std::optional<SyncFeedback> feedback) {
     reconciler_->SetSyncFeedback(key, std::move(feedback));
+    if (status_writer_) status_writer_->Poke();  // Programmed may have changed
   }
 
  private:
@@ -143,6 +162,11 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
   void AddFieldLines(ObjectView& view) const;
   // WaitProcessed waits until the reconciler is idle, up to the deadline.
   bool WaitProcessed(std::chrono::steady_clock::time_point deadline) const;
+  // UpdateStatusWriter lets the status writer write under the epoch while this controller leads
+  // and its initial processing drained (else nothing), and tells it status may have changed.
+  void UpdateStatusWriter();
+  // CollectStatus is every object's status as compact JSON (the status writer's source).
+  std::map<sdk::ObjectRef, std::string> CollectStatus() const;
 
   ControllerOptions options_;
   std::unique_ptr<core::PluginSet> plugins_;  // stable address: the validator points into it
@@ -153,6 +177,14 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
   std::unique_ptr<ConfigCenter> center_;
   std::unique_ptr<SyncBridge> sync_bridge_;
   std::unique_ptr<sync::SyncServer> sync_server_;  // null when ConfigSync is not served
+  // With etcd: the election and the leader's status writes, over a client of their own whose
+  // calls time out within a renewal interval (so a dead etcd member is left in time).
+  EtcdConfigCenter* etcd_center_ = nullptr;  // center_, when it is the etcd center
+  std::string controller_id_;
+  std::unique_ptr<EtcdClient> ha_client_;
+  std::unique_ptr<EtcdLeaderElection> election_;
+  std::unique_ptr<EtcdStatusWriter> status_writer_;
+  std::atomic<uint64_t> epoch_{0};
   int64_t started_unix_ms_ = 0;
 
   mutable std::mutex mu_;  // guards server_id_, started_, stopped_, reloads_
@@ -169,6 +201,8 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
 
 // NewServerId returns 16 random hex digits.
 std::string NewServerId();
+// DefaultControllerId: "<host name>-<8 random hex digits>".
+std::string DefaultControllerId();
 
 }  // namespace portico::controller
 

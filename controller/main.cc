@@ -160,6 +160,9 @@ int main(int argc, char** argv) {
     etcd.prefix = e.prefix;
     etcd.start_timeout = std::chrono::milliseconds(e.start_timeout_ms);
     options.etcd = std::move(etcd);
+    options.controller_id = e.controller_id;
+    options.election.ttl = std::chrono::seconds(e.leader_ttl_s);
+    options.election.renew = std::chrono::milliseconds(e.leader_renew_ms);
   }
   portico::controller::ControllerSyncOptions sync_options;
   sync_options.address = config->sync_address;

@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
   // The sync thread marks the snapshot file dirty through this pointer (set before it starts).
   std::atomic<portico::gateway::SnapshotWriter*> snapshot_writer{nullptr};
   portico::gateway::SyncClientOptions sync_options;
-  sync_options.controller = config->controller;
+  sync_options.controllers = config->Controllers();
   sync_options.name = config->name;
   sync_options.gateways = config->ServedGateways();
   sync_options.gateway_class = config->gateway_class;

@@ -25,6 +25,30 @@
 
 namespace portico::controller::admin {
 
+// HaInfo: several controllers on one etcd (issue 16), GET /api/v1/info's "ha" object. Only
+// with the etcd center (enabled = false otherwise: one controller, no election).
+struct HaInfo {
+  bool enabled = false;
+  std::string controller_id;  // this controller
+  bool leader = false;        // this controller leads
+  std::string leader_id;      // the leading controller ("" when none is known)
+  int64_t lease_id = 0;       // the leader's etcd lease
+  int64_t lease_ttl_seconds = 0;
+  int64_t epoch = 0;  // the leader key's create revision (sent to gateways as the sync epoch)
+  int64_t leader_since_unix_ms = 0;  // when this controller first saw the current leader
+  uint64_t transitions = 0;          // times this controller became leader
+  std::string election_error;        // the election's last etcd error
+  int64_t etcd_revision = 0;         // the etcd revision this controller's center delivered
+  bool etcd_connected = false;       // the center's watch is established
+  std::string etcd_endpoint;         // the etcd member the center talks to now
+  // The leader's status writes (status_writer.h): counts and the last error.
+  uint64_t status_puts = 0;
+  uint64_t status_deletes = 0;
+  uint64_t status_fenced = 0;
+  int64_t status_last_write_unix_ms = 0;
+  std::string status_error;
+};
+
 // ServerInfo is GET /api/v1/info without the counters (see ControllerStats).
 struct ServerInfo {
   std::string server_id;        // 16 hex digits, new at every start and reload
@@ -32,6 +56,7 @@ struct ServerInfo {
   int64_t started_unix_ms = 0;  // wall-clock start time
   std::string config_source;    // ConfigCenter::Describe(): "file:/etc/portico/conf.d"
   bool testing = false;         // --testing: wipe-all is served
+  HaInfo ha;
 };
 
 // ControllerStats are the numbers behind /api/v1/info and /metrics.

@@ -3,6 +3,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <cstdio>
 #include <ctime>
 
 #include "controller/ctl/plugin_json.h"
@@ -99,6 +100,61 @@ std::string QualifiedPlural(const core::KindInfo& kind) {
   return kind.id.group.empty() ? kind.plural : kind.plural + "." + kind.id.group;
 }
 
+// HaObject renders HaInfo: {"enabled": false} without an election.
+void HaObject(Writer& w, const HaInfo& ha) {
+  w.StartObject();
+  w.Key("enabled");
+  w.Bool(ha.enabled);
+  if (ha.enabled) {
+    char lease[32];
+    std::snprintf(lease, sizeof(lease), "%llx", static_cast<unsigned long long>(ha.lease_id));
+    w.Key("controllerId");
+    String(w, ha.controller_id);
+    w.Key("role");
+    String(w, ha.leader ? "leader" : ha.leader_id.empty() ? "unknown" : "follower");
+    w.Key("leader");
+    w.StartObject();
+    w.Key("id");
+    String(w, ha.leader_id);
+    w.Key("leaseId");  // hex, as etcdctl prints lease ids
+    String(w, ha.lease_id == 0 ? "" : lease);
+    w.Key("leaseTtlSeconds");
+    w.Int64(ha.lease_ttl_seconds);
+    w.Key("epoch");
+    w.Int64(ha.epoch);
+    w.Key("since");
+    String(w, ha.leader_since_unix_ms == 0 ? "" : FormatRfc3339(ha.leader_since_unix_ms));
+    w.EndObject();
+    w.Key("transitions");
+    w.Uint64(ha.transitions);
+    w.Key("electionError");
+    String(w, ha.election_error);
+    w.Key("etcd");
+    w.StartObject();
+    w.Key("revision");
+    w.Int64(ha.etcd_revision);
+    w.Key("connected");
+    w.Bool(ha.etcd_connected);
+    w.Key("endpoint");
+    String(w, ha.etcd_endpoint);
+    w.EndObject();
+    w.Key("statusWrites");
+    w.StartObject();
+    w.Key("puts");
+    w.Uint64(ha.status_puts);
+    w.Key("deletes");
+    w.Uint64(ha.status_deletes);
+    w.Key("fenced");
+    w.Uint64(ha.status_fenced);
+    w.Key("last");
+    String(w, ha.status_last_write_unix_ms == 0 ? "" : FormatRfc3339(ha.status_last_write_unix_ms));
+    w.Key("error");
+    String(w, ha.status_error);
+    w.EndObject();
+  }
+  w.EndObject();
+}
+
 std::string RenderInfo(const ServerInfo& info, const ControllerStats& stats, int64_t now_unix_ms) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -144,6 +200,8 @@ std::string RenderInfo(const ServerInfo& info, const ControllerStats& stats, int
   w.Uint64(stats.reloads);
   w.Key("connectedGateways");
   w.Uint64(stats.sync.connected);
+  w.Key("ha");
+  HaObject(w, info.ha);
   w.EndObject();
   return Done(buffer);
 }

@@ -154,7 +154,8 @@ StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(EtcdClientOptions optio
     std::shared_ptr<grpc::ChannelCredentials> credentials =
         tls ? grpc::SslCredentials(ssl) : grpc::InsecureChannelCredentials();
     std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(target, credentials, args);
-    client->endpoints_.push_back(Member{target, channel, etcdserverpb::KV::NewStub(channel), ""});
+    client->endpoints_.push_back(Member{target, channel, etcdserverpb::KV::NewStub(channel),
+                                        etcdserverpb::Lease::NewStub(channel), ""});
   }
   return client;
 }
@@ -259,7 +260,7 @@ StatusOr<Response> EtcdClient::Call(const char* name, Rpc rpc) {
         break;
       }
       Response response;
-      grpc::Status status = rpc(*e.kv, &context, &response);
+      grpc::Status status = rpc(e, &context, &response);
       if (status.ok()) {
         if (attempt > 0) {
           std::lock_guard lock(mu_);
@@ -287,27 +288,75 @@ StatusOr<Response> EtcdClient::Call(const char* name, Rpc rpc) {
 
 StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(const etcdserverpb::RangeRequest& r) {
   return Call<etcdserverpb::RangeResponse>(
-      "Range", [&](etcdserverpb::KV::Stub& kv, grpc::ClientContext* c,
-                   etcdserverpb::RangeResponse* out) { return kv.Range(c, r, out); });
+      "Range", [&](const Member& m, grpc::ClientContext* c, etcdserverpb::RangeResponse* out) {
+        return m.kv->Range(c, r, out);
+      });
 }
 
 StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(const etcdserverpb::TxnRequest& r) {
   return Call<etcdserverpb::TxnResponse>(
-      "Txn", [&](etcdserverpb::KV::Stub& kv, grpc::ClientContext* c,
-                 etcdserverpb::TxnResponse* out) { return kv.Txn(c, r, out); });
+      "Txn", [&](const Member& m, grpc::ClientContext* c, etcdserverpb::TxnResponse* out) {
+        return m.kv->Txn(c, r, out);
+      });
 }
 
 StatusOr<etcdserverpb::PutResponse> EtcdClient::Put(const etcdserverpb::PutRequest& r) {
   return Call<etcdserverpb::PutResponse>(
-      "Put", [&](etcdserverpb::KV::Stub& kv, grpc::ClientContext* c,
-                 etcdserverpb::PutResponse* out) { return kv.Put(c, r, out); });
+      "Put", [&](const Member& m, grpc::ClientContext* c, etcdserverpb::PutResponse* out) {
+        return m.kv->Put(c, r, out);
+      });
 }
 
 StatusOr<etcdserverpb::CompactionResponse> EtcdClient::Compact(
     const etcdserverpb::CompactionRequest& r) {
   return Call<etcdserverpb::CompactionResponse>(
-      "Compact", [&](etcdserverpb::KV::Stub& kv, grpc::ClientContext* c,
-                     etcdserverpb::CompactionResponse* out) { return kv.Compact(c, r, out); });
+      "Compact", [&](const Member& m, grpc::ClientContext* c,
+                     etcdserverpb::CompactionResponse* out) { return m.kv->Compact(c, r, out); });
+}
+
+StatusOr<etcdserverpb::LeaseGrantResponse> EtcdClient::LeaseGrant(
+    const etcdserverpb::LeaseGrantRequest& r) {
+  return Call<etcdserverpb::LeaseGrantResponse>(
+      "LeaseGrant",
+      [&](const Member& m, grpc::ClientContext* c, etcdserverpb::LeaseGrantResponse* out) {
+        return m.lease->LeaseGrant(c, r, out);
+      });
+}
+
+StatusOr<etcdserverpb::LeaseRevokeResponse> EtcdClient::LeaseRevoke(
+    const etcdserverpb::LeaseRevokeRequest& r) {
+  return Call<etcdserverpb::LeaseRevokeResponse>(
+      "LeaseRevoke",
+      [&](const Member& m, grpc::ClientContext* c, etcdserverpb::LeaseRevokeResponse* out) {
+        return m.lease->LeaseRevoke(c, r, out);
+      });
+}
+
+StatusOr<etcdserverpb::LeaseTimeToLiveResponse> EtcdClient::LeaseTimeToLive(
+    const etcdserverpb::LeaseTimeToLiveRequest& r) {
+  return Call<etcdserverpb::LeaseTimeToLiveResponse>(
+      "LeaseTimeToLive",
+      [&](const Member& m, grpc::ClientContext* c, etcdserverpb::LeaseTimeToLiveResponse* out) {
+        return m.lease->LeaseTimeToLive(c, r, out);
+      });
+}
+
+StatusOr<etcdserverpb::LeaseKeepAliveResponse> EtcdClient::LeaseKeepAliveOnce(int64_t lease_id) {
+  return Call<etcdserverpb::LeaseKeepAliveResponse>(
+      "LeaseKeepAlive",
+      [&](const Member& m, grpc::ClientContext* c, etcdserverpb::LeaseKeepAliveResponse* out) {
+        auto stream = m.lease->LeaseKeepAlive(c);
+        etcdserverpb::LeaseKeepAliveRequest request;
+        request.set_id(lease_id);
+        bool answered = stream->Write(request) && stream->Read(out);
+        stream->WritesDone();
+        if (!answered) c->TryCancel();
+        grpc::Status status = stream->Finish();
+        if (answered) return grpc::Status::OK;
+        // A stream that ended without an answer (etcd went away) is an endpoint failure.
+        return status.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "no keep-alive answer")
+                           : status;
+      });
 }
 
 StatusOr<std::unique_ptr<EtcdWatchStream>> EtcdClient::OpenWatch(

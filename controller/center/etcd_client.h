@@ -1,6 +1,6 @@
 // etcd_client.h: EtcdClient, a small client of etcd's v3 gRPC API (proto/etcd/) for the etcd
 // config center and portico-ctl: several endpoints, TLS, user/password authentication, and the
-// calls the center needs (Range, Txn, Compact, Watch).
+// calls the center and the leader election need (Range, Txn, Compact, Watch, Lease).
 //
 // Endpoints: "host:port", "http://host:port" or "https://host:port". https, or a ca_file, means
 // TLS (ca_file: the roots; cert_file/key_file: a client certificate, optional). One gRPC channel
@@ -64,6 +64,16 @@ class EtcdClient {
   StatusOr<etcdserverpb::PutResponse> Put(const etcdserverpb::PutRequest& request);
   StatusOr<etcdserverpb::CompactionResponse> Compact(
       const etcdserverpb::CompactionRequest& request);
+  StatusOr<etcdserverpb::LeaseGrantResponse> LeaseGrant(
+      const etcdserverpb::LeaseGrantRequest& request);
+  StatusOr<etcdserverpb::LeaseRevokeResponse> LeaseRevoke(
+      const etcdserverpb::LeaseRevokeRequest& request);
+  StatusOr<etcdserverpb::LeaseTimeToLiveResponse> LeaseTimeToLive(
+      const etcdserverpb::LeaseTimeToLiveRequest& request);
+  // LeaseKeepAliveOnce renews `lease_id` once (a LeaseKeepAlive stream with one request and its
+  // answer, as `etcdctl lease keep-alive --once`). The answer's TTL is 0 when etcd no longer
+  // knows the lease (it expired).
+  StatusOr<etcdserverpb::LeaseKeepAliveResponse> LeaseKeepAliveOnce(int64_t lease_id);
 
   // OpenWatch starts a Watch RPC on the current endpoint (authenticating first when needed) and
   // sends `create`. The stream has no deadline; the caller cancels it.
@@ -89,11 +99,12 @@ class EtcdClient {
     std::string target;  // host:port
     std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<etcdserverpb::KV::Stub> kv;  // over `channel`, made once
+    std::unique_ptr<etcdserverpb::Lease::Stub> lease;
     std::string token;  // guarded by mu_
   };
   explicit EtcdClient(EtcdClientOptions options) : options_(std::move(options)) {}
 
-  // Call runs `rpc(kv stub, context, response)` with failover; `name` is for errors.
+  // Call runs `rpc(member, context, response)` with failover; `name` is for errors.
   template <typename Response, typename Rpc>
   StatusOr<Response> Call(const char* name, Rpc rpc);
   // Prepare fills `context` (deadline, token) for endpoint `index`; authenticates when needed.

@@ -3,13 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <random>
 #include <set>
 #include <utility>
 
 #include "controller/center/etcd_keys.h"
 #include "controller/center/etcd_writes.h"
 #include "controller/center/file_documents.h"
+#include "core/common/jitter.h"
 #include "core/common/time_format.h"
 
 namespace portico::controller {
@@ -17,11 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::chrono::milliseconds Jittered(std::chrono::milliseconds base) {
-  thread_local std::mt19937 engine{std::random_device{}()};
-  std::uniform_real_distribution<double> factor(0.8, 1.2);
-  return std::chrono::milliseconds(static_cast<int64_t>(base.count() * factor(engine)) + 1);
-}
+using core::Jittered;
 
 }  // namespace
 
@@ -102,6 +98,7 @@ void EtcdConfigCenter::SetConnectionError(std::string message) {
 }
 
 void EtcdConfigCenter::ApplyPut(const mvccpb::KeyValue& kv, std::vector<ConfigChange>* out) {
+  if (EtcdReservedKey(prefix_dir_, kv.key())) return;  // the controllers' own keys
   KeyState& s = keys_[kv.key()];
   if (s.create_revision != kv.create_revision() || s.creation_timestamp.empty()) {
     s.create_revision = kv.create_revision();

@@ -21,6 +21,19 @@ std::string EtcdKey(std::string_view prefix, const sdk::ObjectRef& ref) {
   return key;
 }
 
+bool EtcdReservedKey(std::string_view prefix, std::string_view key) {
+  std::string dir = EtcdPrefixDir(prefix);
+  return key.size() > dir.size() && key.starts_with(dir) && key[dir.size()] == '_';
+}
+
+std::string EtcdLeaderKey(std::string_view prefix) { return EtcdPrefixDir(prefix) + "_leader"; }
+
+std::string EtcdStatusPrefix(std::string_view prefix) { return EtcdPrefixDir(prefix) + "_status/"; }
+
+std::string EtcdStatusKey(std::string_view prefix, const sdk::ObjectRef& ref) {
+  return EtcdKey(EtcdStatusPrefix(prefix), ref);
+}
+
 StatusOr<sdk::ObjectRef> EtcdKeyRef(std::string_view prefix, std::string_view key) {
   std::string dir = EtcdPrefixDir(prefix);
   auto bad = [&] {

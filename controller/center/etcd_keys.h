@@ -11,6 +11,11 @@
 // A value must hold exactly one document whose identity is the key's; anything else is a
 // ConfigError naming the key.
 //
+// Reserved keys: <prefix>/_<name>... belong to the controllers, not to resources (no API group
+// starts with '_'): <prefix>/_leader (the leader election, etcd_leader_election.h) and
+// <prefix>/_status/<group>/<kind>/<namespace>/<name> (objects' status written by the leader,
+// etcd_status_writer.h). The center and export skip them.
+//
 // Thread-safety: pure functions (`identifier` must be thread-safe).
 #ifndef PORTICO_CONTROLLER_CENTER_ETCD_KEYS_H_
 #define PORTICO_CONTROLLER_CENTER_ETCD_KEYS_H_
@@ -35,6 +40,14 @@ inline constexpr std::string_view kEtcdClusterScope = "_";
 std::string EtcdKey(std::string_view prefix, const sdk::ObjectRef& ref);
 // EtcdPrefixDir is `prefix` with exactly one trailing '/': the range every key lies in.
 std::string EtcdPrefixDir(std::string_view prefix);
+
+// EtcdReservedKey tells whether `key` (below `prefix`) is a controllers' key, not a resource.
+bool EtcdReservedKey(std::string_view prefix, std::string_view key);
+// EtcdLeaderKey: <prefix>/_leader.
+std::string EtcdLeaderKey(std::string_view prefix);
+// EtcdStatusPrefix: <prefix>/_status/ ; EtcdStatusKey: where `ref`'s status is written.
+std::string EtcdStatusPrefix(std::string_view prefix);
+std::string EtcdStatusKey(std::string_view prefix, const sdk::ObjectRef& ref);
 
 // EtcdKeyRef is the identity a key names (the reverse of EtcdKey); INVALID_ARGUMENT when the
 // key is not <prefix>/<group>/<kind>/<namespace>/<name>.

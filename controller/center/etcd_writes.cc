@@ -35,7 +35,21 @@ StatusOr<int64_t> CommitEtcdWrites(EtcdClient& client, const std::vector<EtcdWri
       read->set_key(w.key);
       read->set_keys_only(true);
     }
-    PORTICO_ASSIGN_OR_RETURN(etcdserverpb::TxnResponse response, client.Txn(txn));
+    StatusOr<etcdserverpb::TxnResponse> answered = client.Txn(txn);
+    if (!answered.ok()) {
+      StatusCode code = answered.status().code();
+      if (code != StatusCode::kUnavailable && code != StatusCode::kDeadlineExceeded) {
+        return answered.status();
+      }
+      // No member answered within the deadline (no quorum, or none reachable): not ready for
+      // writes, while the controller keeps serving the last state it read.
+      return UnavailableError(
+          "etcd is not taking writes (no quorum, or no member reachable): the write was not "
+          "confirmed" +
+          (written == 0 ? std::string() : " (" + std::to_string(written) + " objects were)") +
+          "; the controller keeps serving the last state it read: " + answered.status().message());
+    }
+    etcdserverpb::TxnResponse& response = *answered;
     revision = response.header().revision();
     if (response.succeeded()) {
       written += end - begin;

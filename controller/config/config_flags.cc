@@ -67,6 +67,12 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
   etcd("--etcd-user", &ControllerEtcdConfig::user, "etcd authentication: user name");
   etcd("--etcd-password-file", &ControllerEtcdConfig::password_file,
        "etcd authentication: file holding the password");
+  etcd("--controller-id", &ControllerEtcdConfig::controller_id,
+       "This controller's id in the leader election (default: host name and random digits)");
+  etcd("--leader-ttl-s", &ControllerEtcdConfig::leader_ttl_s,
+       "Leader election: the leader's etcd lease TTL in seconds (default 5)");
+  etcd("--leader-renew-ms", &ControllerEtcdConfig::leader_renew_ms,
+       "Leader election: lease renewal interval in ms (default: TTL / 3)");
   Setting(app, flags, "--debounce-ms", &ControllerConfig::debounce_ms,
           "Quiet time in ms before a burst of file edits is read");
   Setting(app, flags, "--max-object-bytes", &ControllerConfig::max_object_bytes,

@@ -309,5 +309,38 @@ start_timeout_ms = 500
   EXPECT_NE(bad_prefix.status().message().find("must start with '/'"), std::string::npos);
 }
 
+TEST(ConfigFlagsTest, LeaderElectionSettings) {
+  ControllerConfig config;
+  Status status = ParseConfigToml(
+      "[etcd]\nendpoints = [\"127.0.0.1:2379\"]\ncontroller_id = \"ctl-a\"\n"
+      "leader_ttl_s = 3\nleader_renew_ms = 500\n",
+      "/etc/portico/c.toml", &config);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(config.etcd.controller_id, "ctl-a");
+  EXPECT_EQ(config.etcd.leader_ttl_s, 3);
+  EXPECT_EQ(config.etcd.leader_renew_ms, 500);
+  EXPECT_TRUE(config.Validate().ok());
+  ControllerConfig zero;
+  Status refused = ParseConfigToml("[etcd]\nleader_ttl_s = 0\n", "c.toml", &zero);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("etcd.leader_ttl_s"), std::string::npos) << refused;
+
+  ConfigFlags flags;
+  auto flagged = Parse({"portico-controller", "--etcd-endpoints", "127.0.0.1:1", "--controller-id",
+                        "ctl-b", "--leader-ttl-s", "7"},
+                       &flags);
+  ASSERT_TRUE(flagged.ok()) << flagged.status();
+  EXPECT_EQ(flagged->etcd.controller_id, "ctl-b");
+  EXPECT_EQ(flagged->etcd.leader_ttl_s, 7);
+  EXPECT_EQ(flagged->etcd.leader_renew_ms, 0);  // TTL / 3
+  ConfigFlags slow;
+  auto too_slow = Parse({"portico-controller", "--etcd-endpoints", "127.0.0.1:1", "--leader-ttl-s",
+                         "2", "--leader-renew-ms", "2000"},
+                        &slow);
+  ASSERT_FALSE(too_slow.ok());
+  EXPECT_NE(too_slow.status().message().find("shorter than the lease TTL"), std::string::npos)
+      << too_slow.status();
+}
+
 }  // namespace
 }  // namespace portico::controller

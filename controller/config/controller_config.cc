@@ -56,6 +56,15 @@ Status ControllerConfig::Validate() const {
     if (!etcd.password.empty() && !etcd.password_file.empty()) {
       return InvalidArgumentError("etcd.password and etcd.password_file: give one");
     }
+    if (etcd.leader_ttl_s < 1) {
+      return InvalidArgumentError("etcd.leader_ttl_s: " + std::to_string(etcd.leader_ttl_s) +
+                                  " must be at least 1 (etcd counts lease TTLs in seconds)");
+    }
+    if (etcd.leader_renew_ms < 0 || etcd.leader_renew_ms >= etcd.leader_ttl_s * 1000) {
+      return InvalidArgumentError("etcd.leader_renew_ms: " + std::to_string(etcd.leader_renew_ms) +
+                                  " must be 0 (TTL / 3) or shorter than the lease TTL of " +
+                                  std::to_string(etcd.leader_ttl_s) + " s");
+    }
     if (etcd.user.empty() && (!etcd.password.empty() || !etcd.password_file.empty())) {
       return InvalidArgumentError("etcd: a password without etcd.user");
     }
@@ -154,6 +163,10 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, ControllerCo
     PORTICO_RETURN_IF_ERROR(reader.Path("password_file", &config->etcd.password_file));
     PORTICO_RETURN_IF_ERROR(
         reader.Int("start_timeout_ms", 0, 3'600'000, &config->etcd.start_timeout_ms));
+    PORTICO_RETURN_IF_ERROR(reader.String("controller_id", &config->etcd.controller_id));
+    PORTICO_RETURN_IF_ERROR(reader.Int("leader_ttl_s", 1, 3600, &config->etcd.leader_ttl_s));
+    PORTICO_RETURN_IF_ERROR(
+        reader.Int("leader_renew_ms", 0, 3'600'000, &config->etcd.leader_renew_ms));
     PORTICO_RETURN_IF_ERROR(reader.Finish());
   }
   PORTICO_RETURN_IF_ERROR(status);

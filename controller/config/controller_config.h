@@ -34,6 +34,10 @@
 //   ca_file   = ""  cert_file = ""  key_file = ""   # TLS to etcd (relative: to this file)
 //   user      = ""  password = ""  password_file = ""   # etcd authentication
 //   start_timeout_ms = 10000              # how long start-up waits for etcd
+//   controller_id    = ""                 # this controller in the leader election; "": host-random
+//   leader_ttl_s     = 5                  # the leader's lease TTL (a dead leader is replaced
+//                                         #   within it)
+//   leader_renew_ms  = 0                  # lease renewal interval; 0: TTL / 3
 //   [conf_sync_security]                  # mutual TLS for ConfigSync (core/sync/sync_security.h)
 //   active = "prod"
 //   [[conf_sync_security.certs]]
@@ -63,6 +67,9 @@ struct ControllerEtcdConfig {
   std::string ca_file, cert_file, key_file;
   std::string user, password, password_file;
   int64_t start_timeout_ms = 10'000;
+  std::string controller_id;  // "": <host name>-<8 random hex digits>
+  int64_t leader_ttl_s = 5;
+  int64_t leader_renew_ms = 0;  // 0: leader_ttl_s / 3
   bool enabled() const { return !endpoints.empty(); }
 };
 

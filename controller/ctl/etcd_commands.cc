@@ -63,6 +63,10 @@ StatusOr<Store> ReadStore(const EtcdFlags& f) {
   store.prefix = controller::EtcdPrefixDir(f.prefix);
   PORTICO_ASSIGN_OR_RETURN(
       store.kvs, controller::RangePrefix(*store.client, store.prefix, 1000, &store.revision));
+  // The controllers' own keys (leader, status) are not resources.
+  std::erase_if(store.kvs, [&](const mvccpb::KeyValue& kv) {
+    return controller::EtcdReservedKey(store.prefix, kv.key());
+  });
   return store;
 }
 

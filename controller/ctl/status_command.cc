@@ -89,6 +89,32 @@ void RenderStatusTable(const std::string& server, const Value& info, const Value
       {"Uptime", uptime ? HumanAge(*uptime) : "-"},
       {"Gateways", std::to_string(connected) + " connected"},
   };
+  // Several controllers on etcd (issue 16): this one's role, the leader and its lease, the
+  // etcd revision this controller has read up to.
+  const Value* ha = json::Find(info, "ha");
+  const Value* enabled = ha != nullptr ? json::Find(*ha, "enabled") : nullptr;
+  if (enabled != nullptr && enabled->IsBool() && enabled->GetBool()) {
+    const Value* leader = json::Find(*ha, "leader");
+    static const Value kEmpty(rapidjson::kObjectType);
+    const Value& l = leader != nullptr && leader->IsObject() ? *leader : kEmpty;
+    std::string leader_id = json::GetString(l, "id");
+    std::string error = json::GetString(*ha, "electionError");
+    summary.emplace_back("HA", json::GetString(*ha, "controllerId", "-") + " (" +
+                                   json::GetString(*ha, "role", "-") + ")");
+    summary.emplace_back(
+        "Leader", leader_id.empty()
+                      ? std::string("none known") + (error.empty() ? "" : ": " + error)
+                      : leader_id + " (lease " + json::GetString(l, "leaseId", "-") + ", TTL " +
+                            Number(l, "leaseTtlSeconds") + " s, epoch " + Number(l, "epoch") + ")");
+    const Value* etcd = json::Find(*ha, "etcd");
+    if (etcd != nullptr && etcd->IsObject()) {
+      const Value* watching = json::Find(*etcd, "connected");
+      bool connected = watching != nullptr && watching->IsBool() && watching->GetBool();
+      summary.emplace_back("Revision", Number(*etcd, "revision") + " (etcd, " +
+                                           (connected ? "watching " : "not connected to ") +
+                                           json::GetString(*etcd, "endpoint", "-") + ")");
+    }
+  }
   for (const auto& [label, value] : summary) {
     std::string key = label + ":";
     key.resize(12, ' ');

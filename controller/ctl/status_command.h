@@ -3,7 +3,9 @@
 //
 //   portico-ctl status [--server URL] [-o table|json]
 //
-// table prints a summary (server, server id, version, ready, head, objects, errors, gateways)
+// table prints a summary (server, server id, version, ready, head, objects, errors, gateways;
+// for controllers on etcd also "HA: <id> (leader|follower|unknown)", "Leader: <id> (lease <hex>,
+// TTL <n> s, epoch <n>)" and "Revision: <n> (etcd, watching <member>)")
 // and, when gateways are connected, kubectl-style rows
 //   NAME  SERVES  ADDRESSES  ACKED  HEAD  LAG  NACKS  CONNECTED-SINCE
 // SERVES lists the served Gateways ("ns/name") and "class=NAME" for a served GatewayClass; HEAD

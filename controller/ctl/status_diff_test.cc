@@ -157,6 +157,32 @@ TEST(StatusRenderTest, SummaryAndGatewayRows) {
   EXPECT_EQ(both["gateways"].Size(), 2u);
 }
 
+TEST(StatusRenderTest, HighAvailabilityRows) {
+  rapidjson::Document info = ParseJson(R"({"serverId":"s","ha":{"enabled":true,
+    "controllerId":"ctl-b","role":"follower","leader":{"id":"ctl-a","leaseId":"694d7d",
+    "leaseTtlSeconds":5,"epoch":7,"since":""},"electionError":"",
+    "etcd":{"revision":1234,"connected":true,"endpoint":"127.0.0.1:2379"}}})");
+  rapidjson::Document none = ParseJson("[]");
+  std::ostringstream out;
+  RenderStatusTable("s", info, none, 0, out);
+  EXPECT_THAT(out.str(), HasSubstr("Gateways:   0 connected\n"
+                                   "HA:         ctl-b (follower)\n"
+                                   "Leader:     ctl-a (lease 694d7d, TTL 5 s, epoch 7)\n"
+                                   "Revision:   1234 (etcd, watching 127.0.0.1:2379)\n"));
+  rapidjson::Document lost = ParseJson(R"({"ha":{"enabled":true,"controllerId":"ctl-b",
+    "role":"unknown","leader":{"id":""},"electionError":"cannot grant a lease: timeout",
+    "etcd":{"revision":9,"connected":false,"endpoint":"127.0.0.1:2379"}}})");
+  std::ostringstream no_leader;
+  RenderStatusTable("s", lost, none, 0, no_leader);
+  EXPECT_THAT(no_leader.str(), HasSubstr("Leader:     none known: cannot grant a lease: timeout\n"
+                                         "Revision:   9 (etcd, not connected to 127.0.0.1:2379)"));
+  // A controller without etcd shows none of it.
+  rapidjson::Document single = ParseJson(R"({"ha":{"enabled":false}})");
+  std::ostringstream plain;
+  RenderStatusTable("s", single, none, 0, plain);
+  EXPECT_THAT(plain.str(), Not(HasSubstr("Leader")));
+}
+
 core::SyncedChange Upsert(core::StoreKey key, std::string json) {
   std::string hash = core::Sha256Hex(json);
   return core::SyncedChange{PORTICO_CHANGE_UPSERT, std::move(key), std::move(hash),

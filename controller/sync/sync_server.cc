@@ -285,6 +285,7 @@ class WatchStream final : public grpc::ServerBidiReactor<pb::WatchRequest, pb::W
           }
         }
         if (message) {
+          message->set_epoch(server_->deps.host->Epoch());
           {
             std::lock_guard lock(mu_);
             out_ = std::move(*message);

@@ -64,6 +64,10 @@ class SyncHost {
   // (a change spanning kinds is complete). Streams cut batches only when settled, or once the
   // host stayed unsettled for SyncServerOptions::settle_timeout; Poke() when it settles.
   virtual bool Settled() const { return true; }
+  // Epoch: the leader epoch this controller knows (controllers on etcd: the leader's lease
+  // revision; 0 without an election). Every Watch message carries it; gateways ignore streams
+  // with an older epoch than one they saw.
+  virtual uint64_t Epoch() const { return 0; }
 };
 
 struct SyncServerOptions {

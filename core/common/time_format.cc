@@ -1,5 +1,6 @@
 #include "core/common/time_format.h"
 
+#include <chrono>
 #include <ctime>
 
 namespace portico::core {
@@ -13,6 +14,12 @@ std::string FormatRfc3339(int64_t unix_ms) {
   char buffer[32];
   size_t n = std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return std::string(buffer, n);
+}
+
+int64_t NowUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace portico::core

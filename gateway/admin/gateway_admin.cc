@@ -174,6 +174,13 @@ std::string RenderInfo(const GatewayAdminInfo& info, const SyncStatus& s, int64_
   String(w, s.client_id);
   w.Key("controller");
   String(w, s.controller);
+  Strings(w, "controllers", s.controllers);
+  w.Key("failovers");
+  w.Uint64(s.failovers);
+  w.Key("epoch");
+  w.Uint64(s.epoch);
+  w.Key("staleEpochs");
+  w.Uint64(s.stale_epochs);
   w.Key("connected");
   w.Bool(s.connected);
   w.Key("serverId");

@@ -19,7 +19,8 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
   app.add_option("-c,--config", flags->config_file, "portico-gateway.toml to read settings from")
       ->check(CLI::ExistingFile);
   Setting(app, flags, "--controller", &GatewayConfig::controller,
-          "ConfigSync address of portico-controller (host:port)");
+          "ConfigSync address of portico-controller (host:port); several, comma-separated, "
+          "fail over");
   Setting(app, flags, "--name", &GatewayConfig::name, "Name of this gateway (default: host name)");
   Setting(app, flags, "--gateway", &GatewayConfig::gateways,
           "A Gateway to serve, namespace/name (repeatable)")

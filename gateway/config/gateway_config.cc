@@ -99,7 +99,9 @@ std::string DefaultGatewayName() {
 }
 
 Status GatewayConfig::Validate() const {
-  PORTICO_RETURN_IF_ERROR(CheckHostPort(controller));
+  std::vector<std::string> controllers = Controllers();
+  if (controllers.empty()) return InvalidArgumentError("controller: no address given");
+  for (const std::string& c : controllers) PORTICO_RETURN_IF_ERROR(CheckHostPort(c));
   for (const std::string& g : gateways) {
     auto ref = ParseGatewayRef(g);
     if (!ref.ok()) return InvalidArgumentError("serve." + std::string(ref.status().message()));
@@ -135,6 +137,21 @@ Status GatewayConfig::Validate() const {
   return OkStatus();
 }
 
+std::vector<std::string> GatewayConfig::Controllers() const {
+  std::vector<std::string> out;
+  std::string_view rest = controller;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view part = rest.substr(0, comma);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+    if (!part.empty()) out.emplace_back(part);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
 std::string GatewayConfig::ListenAddress() const {
   if (!listen_address.empty()) return listen_address;
   return addresses.empty() ? "0.0.0.0" : addresses.front();
@@ -159,9 +176,20 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, GatewayConfi
                                 std::string(e.description()));
   }
   Reader top(file, root, "");
-  PORTICO_RETURN_IF_ERROR(top.String("controller", &config->controller));
-  if (Status s = CheckHostPort(config->controller); !s.ok()) {
-    return top.ErrorAt("controller", "\"" + config->controller + "\" is not host:port");
+  if (const toml::node* c = root.get("controller"); c != nullptr && c->is_array()) {
+    std::vector<std::string> list;  // the TOML list form of several controllers
+    PORTICO_RETURN_IF_ERROR(top.StringList("controller", &list));
+    if (list.empty()) return top.ErrorAt("controller", "the list of controllers is empty");
+    config->controller.clear();
+    for (const std::string& c : list)
+      config->controller += (config->controller.empty() ? "" : ",") + c;
+  } else {
+    PORTICO_RETURN_IF_ERROR(top.String("controller", &config->controller));
+  }
+  for (const std::string& c : config->Controllers()) {
+    if (Status s = CheckHostPort(c); !s.ok()) {
+      return top.ErrorAt("controller", "\"" + c + "\" is not host:port");
+    }
   }
   PORTICO_RETURN_IF_ERROR(top.String("name", &config->name));
   PORTICO_RETURN_IF_ERROR(top.StringList("addresses", &config->addresses));

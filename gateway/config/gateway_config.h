@@ -4,7 +4,8 @@
 // `portico-gateway` connects to 127.0.0.1:5810 as its host name.
 //
 // portico-gateway.toml (every key optional; unknown keys are errors naming file and line):
-//   controller    = "127.0.0.1:5810"        # ConfigSync address of portico-controller
+//   controller    = "127.0.0.1:5810"        # ConfigSync address of portico-controller; several
+//                                           #   (failover): ["a:5810", "b:5810"] or "a:5810,b:5810"
 //   name          = "edge-1"                # default: the host name
 //   addresses     = ["127.0.0.1"]           # where this gateway serves traffic (Hello.addresses)
 //   plugin_dir    = "/usr/lib/portico/plugins"
@@ -76,7 +77,7 @@ struct GatewayRef {
 };
 
 struct GatewayConfig {
-  std::string controller = "127.0.0.1:5810";
+  std::string controller = "127.0.0.1:5810";  // one host:port, or several comma-separated
   std::string name;                   // empty: DefaultGatewayName() (ResolveConfig fills it in)
   std::vector<std::string> gateways;  // "namespace/name" or "name" (ParseGatewayRef)
   std::string gateway_class;
@@ -116,6 +117,8 @@ struct GatewayConfig {
   // Validate checks values: a "host:port" controller, gateway references, workers in [0, 256],
   // a known log level, a non-empty admin address and access_log, positive timeouts and limits.
   Status Validate() const;
+  // Controllers splits `controller` at commas (blanks trimmed, empty parts dropped).
+  std::vector<std::string> Controllers() const;
   // ListenAddress is listen_address, else the first of addresses, else "0.0.0.0".
   std::string ListenAddress() const;
   // ServedGateways parses `gateways` (Validate must have passed).

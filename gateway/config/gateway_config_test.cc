@@ -270,6 +270,35 @@ TEST(GatewayConfigFlagsTest, FlagsOverrideTheFileAndDefaultsDoNot) {
   EXPECT_NE(half.status().message().find("go together"), std::string::npos);
 }
 
+TEST(GatewayConfigTest, SeveralControllersAsAListOrCommaSeparated) {
+  GatewayConfig config;
+  Status status = ParseConfigToml("controller = [\"10.0.0.1:5810\", \"10.0.0.2:5810\"]\n",
+                                  "/etc/portico/portico-gateway.toml", &config);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(config.Controllers(), (std::vector<std::string>{"10.0.0.1:5810", "10.0.0.2:5810"}));
+  EXPECT_TRUE(config.Validate().ok());
+  GatewayConfig bad;
+  status = ParseConfigToml("controller = [\"10.0.0.1:5810\", \"nope\"]\n", "gw.toml", &bad);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("gw.toml:1"), std::string::npos) << status;
+  EXPECT_NE(status.message().find("\"nope\" is not host:port"), std::string::npos) << status;
+  status = ParseConfigToml("controller = []\n", "gw.toml", &bad);
+  EXPECT_FALSE(status.ok());
+
+  ConfigFlags flags;
+  auto flagged = Parse({"portico-gateway", "--controller", "a:1, b:2,c:3"}, &flags);
+  ASSERT_TRUE(flagged.ok()) << flagged.status();
+  EXPECT_EQ(flagged->Controllers(), (std::vector<std::string>{"a:1", "b:2", "c:3"}));
+  ConfigFlags one;
+  auto single = Parse({"portico-gateway", "--controller", "ctl:5811"}, &one);
+  ASSERT_TRUE(single.ok());
+  EXPECT_EQ(single->Controllers(), std::vector<std::string>{"ctl:5811"});
+  ConfigFlags wrong;
+  auto refused = Parse({"portico-gateway", "--controller", "a:1,b"}, &wrong);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("\"b\""), std::string::npos) << refused.status();
+}
+
 TEST(GatewayConfigFlagsTest, TlsFilesFromFlags) {
   TempDir dir;
   for (const char* name : {"ca.crt", "client.crt", "client.key"}) {

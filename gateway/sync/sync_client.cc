@@ -97,7 +97,9 @@ SyncClient::SyncClient(SyncClientOptions options, core::GatewayRuntime* runtime)
     : options_(std::move(options)), runtime_(runtime) {
   if (options_.client_id.empty()) options_.client_id = RandomClientId();
   status_.client_id = options_.client_id;
-  status_.controller = options_.controller;
+  if (options_.controllers.empty()) options_.controllers.push_back("127.0.0.1:5810");
+  status_.controllers = options_.controllers;
+  status_.controller = options_.controllers.front();
 }
 
 SyncClient::~SyncClient() { Stop(); }
@@ -121,7 +123,7 @@ std::vector<core::SyncNack> SyncClient::RestoreSnapshot(const SnapshotState& sta
 }
 
 Status SyncClient::Start() {
-  if (thread_.joinable() || stub_ != nullptr) return FailedPreconditionError("already started");
+  if (thread_.joinable() || !stubs_.empty()) return FailedPreconditionError("already started");
   PORTICO_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> credentials,
                            core::MakeChannelCredentials(options_.security));
   grpc::ChannelArguments args = core::ChannelArgsFor(options_.security);
@@ -135,8 +137,10 @@ Status SyncClient::Start() {
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(options_.backoff_base.count()));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(options_.backoff_max.count()));
   args.SetMaxReceiveMessageSize(64 << 20);  // chunks are <= 1 MiB; one large object may exceed it
-  channel_ = grpc::CreateCustomChannel(options_.controller, credentials, args);
-  stub_ = sync::v1::ConfigSync::NewStub(channel_);
+  for (const std::string& controller : options_.controllers) {
+    channels_.push_back(grpc::CreateCustomChannel(controller, credentials, args));
+    stubs_.push_back(sync::v1::ConfigSync::NewStub(channels_.back()));
+  }
   thread_ = std::thread([this] { Run(); });
   return OkStatus();
 }
@@ -169,23 +173,47 @@ SnapshotState SyncClient::Capture() const {
 }
 
 void SyncClient::Run() {
+  std::string all;
+  for (const std::string& controller : options_.controllers) {
+    all += (all.empty() ? "" : ",") + controller;
+  }
   spdlog::info("ConfigSync: gateway \"{}\" (client {}) syncing from {}", options_.name,
-               options_.client_id, options_.controller);
+               options_.client_id, all);
   while (true) {
     bool rejected = RunStream();
-    std::chrono::milliseconds delay = NextDelay(rejected);
+    bool stale = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) break;
+      stale = stale_stream_;
+      stale_stream_ = false;
     }
-    spdlog::debug("ConfigSync: reconnecting to {} in {} ms", options_.controller, delay.count());
+    // A controller that is gone (its channel no longer connected) or fenced: try the next one.
+    // A rejection (an incompatible inventory) would be the same elsewhere: wait the longest.
+    std::chrono::milliseconds delay = NextDelay(rejected && !stale);
+    if (channels_.size() > 1 &&
+        (stale || rejected || channels_[current_]->GetState(false) != GRPC_CHANNEL_READY)) {
+      Advance();
+    }
+    spdlog::debug("ConfigSync: reconnecting to {} in {} ms", options_.controllers[current_],
+                  delay.count());
     if (!WaitBeforeRetry(delay)) break;
   }
 }
 
+void SyncClient::Advance() {
+  std::string from = options_.controllers[current_];
+  current_ = (current_ + 1) % channels_.size();
+  std::lock_guard<std::mutex> lock(mu_);
+  status_.controller = options_.controllers[current_];
+  ++status_.failovers;
+  spdlog::info("ConfigSync: failing over from {} to {}", from, status_.controller);
+}
+
 bool SyncClient::WaitBeforeRetry(std::chrono::milliseconds delay) {
   auto end = std::chrono::system_clock::now() + delay;
-  grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/false);
+  grpc::Channel* channel = channels_[current_].get();
+  grpc_connectivity_state state = channel->GetState(/*try_to_connect=*/false);
   if (state == GRPC_CHANNEL_READY) {
     // Connected, yet the stream ended (closed, rejected, a protocol error): the whole delay.
     std::unique_lock<std::mutex> lock(mu_);
@@ -193,8 +221,8 @@ bool SyncClient::WaitBeforeRetry(std::chrono::milliseconds delay) {
   }
   // Unreachable: the channel keeps its own reconnection backoff (up to backoff_max); restart it
   // so it tries now and again during our delay, and retry as soon as it connects.
-  grpc::experimental::ChannelResetConnectionBackoff(channel_.get());
-  state = channel_->GetState(/*try_to_connect=*/true);
+  grpc::experimental::ChannelResetConnectionBackoff(channel);
+  state = channel->GetState(/*try_to_connect=*/true);
   while (true) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -203,8 +231,8 @@ bool SyncClient::WaitBeforeRetry(std::chrono::milliseconds delay) {
     auto now = std::chrono::system_clock::now();
     if (state == GRPC_CHANNEL_READY || now >= end) return true;
     // Slices of 50 ms bound how long Stop() waits for this thread.
-    channel_->WaitForStateChange(state, std::min(end, now + std::chrono::milliseconds(50)));
-    state = channel_->GetState(/*try_to_connect=*/true);
+    channel->WaitForStateChange(state, std::min(end, now + std::chrono::milliseconds(50)));
+    state = channel->GetState(/*try_to_connect=*/true);
   }
 }
 
@@ -223,6 +251,8 @@ std::chrono::milliseconds SyncClient::NextDelay(bool rejected) {
 }
 
 bool SyncClient::RunStream() {
+  const std::string& controller = options_.controllers[current_];
+  grpc::Channel* channel = channels_[current_].get();
   grpc::ClientContext context;
   sync::v1::WatchRequest hello_request;
   sync::v1::Hello* hello = hello_request.mutable_hello();
@@ -232,6 +262,7 @@ bool SyncClient::RunStream() {
     context_ = &context;
     hello->set_from_version(status_.applied_version);
     hello->set_expected_server_id(status_.server_id);
+    hello->set_epoch(status_.epoch);
   }
   hello->set_client_id(options_.client_id);
   hello->set_name(options_.name);
@@ -255,23 +286,40 @@ bool SyncClient::RunStream() {
     status_.connected = true;
     ++status_.connects;
     if (status_.connects > 1) ++status_.reconnects;
-    spdlog::info("ConfigSync: connected to {} (from version {}{}{})", options_.controller,
-                 from_version, status_.server_id.empty() ? "" : " of server ", status_.server_id);
+    spdlog::info("ConfigSync: connected to {} (from version {}{}{})", controller, from_version,
+                 status_.server_id.empty() ? "" : " of server ", status_.server_id);
   };
 
   std::unique_ptr<grpc::ClientReaderWriter<sync::v1::WatchRequest, sync::v1::WatchResponse>>
-      stream = stub_->Watch(&context);
+      stream = stubs_[current_]->Watch(&context);
   bool rejected = false;
   std::string error;  // why this side ended the stream
   Pending pending;
   if (stream->Write(hello_request)) {
-    if (channel_->GetState(false) == GRPC_CHANNEL_READY) mark_connected();
+    if (channel->GetState(false) == GRPC_CHANNEL_READY) mark_connected();
     while (error.empty()) {
       std::shared_ptr<google::protobuf::Arena> arena = NewMessageArena();
       auto& response =
           *google::protobuf::Arena::CreateMessage<sync::v1::WatchResponse>(arena.get());
       if (!stream->Read(&response)) break;
       mark_connected();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (response.epoch() < status_.epoch) {
+          error = "stale epoch: " + controller + " follows leader epoch " +
+                  std::to_string(response.epoch()) + ", older than epoch " +
+                  std::to_string(status_.epoch) + " already seen; ignoring its stream";
+          stale_stream_ = true;
+          ++status_.stale_epochs;
+          break;
+        }
+        if (response.epoch() > status_.epoch) {
+          if (status_.epoch != 0) {
+            spdlog::info("ConfigSync: leader epoch {} (was {})", response.epoch(), status_.epoch);
+          }
+          status_.epoch = response.epoch();
+        }
+      }
       switch (response.msg_case()) {
         case sync::v1::WatchResponse::kSnapshot:
         case sync::v1::WatchResponse::kBatch: {
@@ -402,14 +450,13 @@ bool SyncClient::RunStream() {
     ++status_.disconnects;
     if (pending.kind != Pending::Kind::kNone) ++status_.dropped_partials;
     if (error.empty()) {
-      error = finish.ok()
-                  ? "the controller closed the stream"
-                  : core::DescribeSyncFailure(finish, options_.security, options_.controller);
+      error = finish.ok() ? "the controller closed the stream"
+                          : core::DescribeSyncFailure(finish, options_.security, controller);
     }
     if (!stopping) status_.last_error = error;
   }
   if (stopping) {
-    spdlog::info("ConfigSync: stream to {} closed (stopping)", options_.controller);
+    spdlog::info("ConfigSync: stream to {} closed (stopping)", controller);
   } else {
     if (pending.kind != Pending::Kind::kNone) {
       spdlog::warn("ConfigSync: dropped a partial {} ({} messages, {} events) cut short",
@@ -420,17 +467,16 @@ bool SyncClient::RunStream() {
       spdlog::error("ConfigSync: {}", error);
     } else {
       if (connected) {
-        spdlog::warn("ConfigSync: stream to {} ended: {}; reconnecting", options_.controller,
-                     error);
+        spdlog::warn("ConfigSync: stream to {} ended: {}; reconnecting", controller, error);
         unreachable_since_logged_.reset();
       } else if (!unreachable_since_logged_ ||
                  std::chrono::steady_clock::now() - *unreachable_since_logged_ >
                      std::chrono::minutes(1)) {  // then once a minute; each attempt at debug
-        spdlog::warn("ConfigSync: cannot reach {}: {}; retrying (backoff up to {} ms)",
-                     options_.controller, error, options_.backoff_max.count());
+        spdlog::warn("ConfigSync: cannot reach {}: {}; retrying (backoff up to {} ms)", controller,
+                     error, options_.backoff_max.count());
         unreachable_since_logged_ = std::chrono::steady_clock::now();
       } else {
-        spdlog::debug("ConfigSync: still cannot reach {}: {}", options_.controller, error);
+        spdlog::debug("ConfigSync: still cannot reach {}: {}", controller, error);
       }
     }
   }

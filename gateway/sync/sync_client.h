@@ -1,5 +1,18 @@
 // sync_client.h: SyncClient, the gateway's end of ConfigSync (DESIGN.md §5): one Watch stream to
-// the controller, kept open for the life of the process.
+// a controller, kept open for the life of the process.
+//
+// Several controllers (issue 16): `controllers` lists their addresses, one gRPC channel each.
+// The stream goes to one at a time; when it ends and that controller's channel is no longer
+// connected (the controller died or is unreachable), or the controller was rejected or fenced,
+// the next one is tried after the jittered backoff below. The Hello carries the applied version
+// and server_id, so going back to the same controller resumes from its log; another controller
+// (another server_id, its own sequence) answers with a snapshot, applied as one transaction
+// while the old configuration keeps serving.
+//
+// Epoch fencing: every message of a controller of an etcd cluster carries the epoch of the
+// leader it knows (the leader's lease revision). The client keeps the highest epoch seen and
+// ends a stream whose epoch is lower (a controller cut off from etcd, still serving an older
+// leader's world), drops what it had received on it, and fails over.
 //
 // Per stream: Hello {client_id, name, gateways, gateway_class, plugins (inventory),
 // from_version + expected_server_id (what the runtime holds), addresses}; then
@@ -44,7 +57,7 @@
 namespace portico::gateway {
 
 struct SyncClientOptions {
-  std::string controller = "127.0.0.1:5810";  // host:port
+  std::vector<std::string> controllers = {"127.0.0.1:5810"};  // host:port each; at least one
   std::string name;
   std::vector<GatewayRef> gateways;
   std::string gateway_class;
@@ -64,7 +77,8 @@ struct SyncClientOptions {
 // SyncStatus is what admin and metrics show.
 struct SyncStatus {
   std::string client_id;
-  std::string controller;
+  std::string controller;                // the controller streamed from (or tried) now
+  std::vector<std::string> controllers;  // every configured controller
   bool connected = false;      // a Watch stream is open (Hello sent on a ready channel, or
                                // the server has spoken)
   bool ready = false;          // a snapshot (controller or file) was applied
@@ -81,6 +95,9 @@ struct SyncStatus {
   uint64_t nacks_sent = 0;
   uint64_t rejections = 0;
   uint64_t dropped_partials = 0;  // snapshots/batches cut short and dropped
+  uint64_t failovers = 0;         // moves to another controller
+  uint64_t epoch = 0;             // the highest leader epoch seen (0: none, or no etcd)
+  uint64_t stale_epochs = 0;      // streams ended for carrying an older epoch
   std::string last_error;         // why the last stream ended ("" while none did)
 
   uint64_t lag() const { return server_head > applied_version ? server_head - applied_version : 0; }
@@ -118,16 +135,21 @@ class SyncClient {
 
  private:
   void Run();
-  // RunStream runs one Watch stream until it ends; returns true when it was rejected.
+  // RunStream runs one Watch stream until it ends; returns true when it was rejected (or
+  // fenced: an older epoch).
   bool RunStream();
+  // Advance moves to the next controller (when there are several).
+  void Advance();
   std::chrono::milliseconds NextDelay(bool rejected);
   // WaitBeforeRetry waits `delay` (less when the channel connects meanwhile); false on Stop().
   bool WaitBeforeRetry(std::chrono::milliseconds delay);
 
   SyncClientOptions options_;
   core::GatewayRuntime* const runtime_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<sync::v1::ConfigSync::Stub> stub_;
+  // One channel and stub per controller (Start); sync thread reads, Start writes before it.
+  std::vector<std::shared_ptr<grpc::Channel>> channels_;
+  std::vector<std::unique_ptr<sync::v1::ConfigSync::Stub>> stubs_;
+  size_t current_ = 0;  // sync thread only: the controller streamed from
 
   // apply_mu_ serializes an Apply with the update of the state it produced, so Capture() sees
   // a consistent (objects, version, server_id).
@@ -138,6 +160,7 @@ class SyncClient {
   bool stopping_ = false;
   grpc::ClientContext* context_ = nullptr;  // of the open stream, for Stop's TryCancel
   SyncStatus status_;
+  bool stale_stream_ = false;  // the last stream carried an older epoch
   int failures_ = 0;  // consecutive streams without an applied snapshot/batch (backoff)
   // Sync thread only: when "cannot reach" was last logged at warn (reset once connected).
   std::optional<std::chrono::steady_clock::time_point> unreachable_since_logged_;

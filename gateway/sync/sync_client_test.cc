@@ -260,7 +260,7 @@ class SyncClientTest : public ::testing::Test {
 
   SyncClientOptions Options() {
     SyncClientOptions options;
-    options.controller = "127.0.0.1:" + std::to_string(server_->port());
+    options.controllers = {"127.0.0.1:" + std::to_string(server_->port())};
     options.name = "edge-1";
     options.gateways = {GatewayRef{"infra", "web"}};
     options.gateway_class = "portico";
@@ -539,6 +539,68 @@ TEST_F(SyncClientTest, StopWhileUnreachableReturns) {
   EXPECT_FALSE(client_->GetStatus().connected);
   EXPECT_FALSE(client_->GetStatus().last_error.empty());
   client_->Stop();
+  client_->Stop();
+}
+
+// Several controllers (issue 16): the first dies; the client moves to the second and resyncs.
+TEST_F(SyncClientTest, FailsOverToTheNextControllerWhenOneDies) {
+  auto second = std::make_unique<FakeServer>();
+  SyncClientOptions options = Options();
+  std::string second_address = "127.0.0.1:" + std::to_string(second->port());
+  options.controllers.push_back(second_address);
+  client_ = std::make_unique<SyncClient>(options, runtime_.get());
+  ASSERT_TRUE(client_->Start().ok());
+  SyncFirstSnapshot();
+  server_->Stop();
+  ASSERT_TRUE(second->sync().WaitForHellos(1));
+  v1::Hello hello = second->sync().hello(0);
+  EXPECT_EQ(hello.from_version(), 5u);  // what it holds, from the other controller
+  EXPECT_EQ(hello.expected_server_id(), "srv-a");
+  EXPECT_TRUE(client_->GetStatus().ready);  // still serving the old configuration meanwhile
+  second->sync().Send(Chunk({Event(kService, ServiceView("web", 80), 1)}));
+  second->sync().Send(SnapshotEnd(1, "srv-b"));
+  ASSERT_TRUE(second->sync().WaitForAck(1).has_value());
+  SyncStatus status = client_->GetStatus();
+  EXPECT_EQ(status.controller, second_address);
+  EXPECT_GE(status.failovers, 1u);
+  EXPECT_EQ(status.server_id, "srv-b");
+  EXPECT_EQ(status.controllers.size(), 2u);
+  EXPECT_EQ(HeldHashes().size(), 1u);
+  client_->Stop();
+}
+
+// Epoch fencing: a controller that follows an older leader than one already seen is ignored.
+TEST_F(SyncClientTest, IgnoresAStreamWithAnOlderEpochAndFailsOver) {
+  auto second = std::make_unique<FakeServer>();
+  SyncClientOptions options = Options();
+  options.controllers.push_back("127.0.0.1:" + std::to_string(second->port()));
+  client_ = std::make_unique<SyncClient>(options, runtime_.get());
+  ASSERT_TRUE(client_->Start().ok());
+  ASSERT_TRUE(server_->sync().WaitForHellos(1));
+  auto with_epoch = [](v1::WatchResponse m, uint64_t epoch) {
+    m.set_epoch(epoch);
+    return m;
+  };
+  server_->sync().Send(with_epoch(Chunk({Event(kService, ServiceView("web", 80), 3)}), 7));
+  server_->sync().Send(with_epoch(SnapshotEnd(3, "srv-a"), 7));
+  ASSERT_TRUE(server_->sync().WaitForAck(3).has_value());
+  EXPECT_EQ(client_->GetStatus().epoch, 7u);
+  // The same controller now speaks for epoch 3 (it lost touch with etcd): its batch is dropped.
+  server_->sync().Send(with_epoch(Chunk({Event(kOther, ServiceView("api", 81), 4)}, true), 3));
+  server_->sync().Send(with_epoch(BatchEnd(3, 4), 3));
+  ASSERT_TRUE(second->sync().WaitForHellos(1));
+  EXPECT_EQ(second->sync().hello(0).epoch(), 7u);
+  SyncStatus status = client_->GetStatus();
+  EXPECT_EQ(status.stale_epochs, 1u);
+  EXPECT_EQ(status.applied_version, 3u);
+  EXPECT_EQ(HeldHashes().count(kOther), 0u);
+  EXPECT_NE(status.last_error.find("stale epoch"), std::string::npos) << status.last_error;
+  // The second controller knows a newer leader: accepted.
+  second->sync().Send(with_epoch(Chunk({Event(kOther, ServiceView("api", 81), 1)}), 9));
+  second->sync().Send(with_epoch(SnapshotEnd(1, "srv-b"), 9));
+  ASSERT_TRUE(second->sync().WaitForAck(1).has_value());
+  EXPECT_EQ(client_->GetStatus().epoch, 9u);
+  EXPECT_EQ(HeldHashes().count(kOther), 1u);
   client_->Stop();
 }
 

@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
 import portico_procs  # noqa: E402
-from portico_procs import binaries_from_args, Controller, Gateway, free_port, wait_until  # noqa: E402
+from portico_procs import binaries_from_args, Controller, Gateway, WrkRun, free_port, wait_until  # noqa: E402,E501
 from echo_backend import EchoPod, EchoServers  # noqa: E402
 
 BINARIES = None
@@ -171,25 +171,6 @@ def get(url, timeout=2):
         return r.status, r.read()
 
 
-class WrkRun:
-    """wrk in the background; result() parses its totals."""
-
-    def __init__(self, url, seconds, connections=20):
-        self.process = subprocess.Popen(
-            ["wrk", "-t1", "-c%d" % connections, "-d%ds" % seconds, url],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-    def result(self):
-        out, _ = self.process.communicate(timeout=120)
-        requests = int(re.search(r"(\d+) requests in", out).group(1))
-        non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-        errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
-                           out)
-        return {"requests": requests, "non2xx": int(non2xx.group(1)) if non2xx else 0,
-                "socket_errors": sum(int(x) for x in errors.groups()) if errors else 0,
-                "output": out}
-
-
 class DataPlaneTest(unittest.TestCase):
     def setUp(self):
         if shutil.which("wrk") is None:
@@ -223,7 +204,7 @@ class DataPlaneTest(unittest.TestCase):
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def test_route_changes_under_load_cause_no_errors(self):
-        run = WrkRun(self.url + "/stable", seconds=4)
+        run = WrkRun(self.url + "/stable", seconds=4, threads=1, timeout=None)
         deadline = time.monotonic() + 3.0
         edits = 0
         while time.monotonic() < deadline:
@@ -248,7 +229,7 @@ class DataPlaneTest(unittest.TestCase):
 
     def test_listeners_come_and_go_while_traffic_runs(self):
         second = free_port()
-        run = WrkRun(self.url + "/stable", seconds=4)
+        run = WrkRun(self.url + "/stable", seconds=4, threads=1, timeout=None)
         write(self.conf, "00-gateway.yaml", gateway_yaml([self.port, second]))
         wait_until(lambda: get("http://127.0.0.1:%d/stable" % second)[0] == 200, 10,
                    "the new listener to serve")

@@ -24,12 +24,11 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
-from portico_procs import binaries_from_args, Controller, Gateway, free_port, run_ctl, wait_until  # noqa: E402,E501
-from etcd_server import EtcdServer, etcd_binary, etcdctl_binary  # noqa: E402
+from portico_procs import Controller, Gateway, free_port, run_ctl, wait_until  # noqa: E402
+from etcd_server import EtcdServer, etcd_test_main  # noqa: E402
 from echo_backend import EchoPod, EchoServers  # noqa: E402
 
 BINARIES = None
-SKIP_EXIT = 77
 GW = "gateway.networking.k8s.io"
 ROUTES = "/api/v1/objects/" + urllib.parse.quote("HTTPRoute.gateway.networking.k8s.io", safe="")
 
@@ -63,6 +62,19 @@ def route_key(name):
     return "/portico/%s/HTTPRoute/default/%s" % (GW, name)
 
 
+def keyed_documents(text):
+    """(etcd key, document) for every document of `text` (the manifests of these tests)."""
+    out = []
+    for doc in text.split("---\n"):
+        kind = doc.split("kind: ")[1].split("\n")[0]
+        api = doc.split("apiVersion: ")[1].split("\n")[0]
+        group = api.split("/")[0] if "/" in api else "core"
+        name = doc.split("name: ")[1].split(",")[0].split("}")[0].strip()
+        ns = "_" if kind == "GatewayClass" else "default"
+        out.append(("/portico/%s/%s/%s/%s" % (group, kind, ns, name), doc))
+    return out
+
+
 def curl_status(url):
     done = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "2", url],
                           capture_output=True, text=True, timeout=10)
@@ -78,10 +90,19 @@ def spec_view(objects):
     return out
 
 
-class EtcdTest(unittest.TestCase):
+class EtcdProcsTest(unittest.TestCase):
+    """A temporary directory, etcd (start_etcd), an echo backend and the processes a test
+    starts (self.procs), stopped in reverse order; their log tails on failure."""
+
+    def start_etcd(self):
+        return EtcdServer(self.workdir).start()
+
+    def etcd_tails(self):
+        return [("etcd", self.etcd.tail())]
+
     def setUp(self):
         self.workdir = tempfile.mkdtemp(prefix="portico-etcd-it-")
-        self.etcd = EtcdServer(self.workdir).start()
+        self.etcd = self.start_etcd()
         self.procs = []
         self.echo = EchoServers([EchoPod("127.0.0.1", 0, "default", "echo-1")])
         self.echo.start()
@@ -92,12 +113,16 @@ class EtcdTest(unittest.TestCase):
         for p in reversed(self.procs):
             p.stop()
             if failed:
-                sys.stderr.write("---- %s log (tail)\n%s\n" % (p.name, p.tail(30)))
+                sys.stderr.write("---- %s log (tail)\n%s\n" % (p.name, p.tail(40)))
         if failed:
-            sys.stderr.write("---- etcd log (tail)\n%s\n" % self.etcd.tail())
+            for name, tail in self.etcd_tails():
+                sys.stderr.write("---- %s log (tail)\n%s\n" % (name, tail))
         self.echo.stop()
         self.etcd.remove()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class EtcdTest(EtcdProcsTest):
 
     def controller(self, name="controller"):
         c = Controller(BINARIES, None, self.workdir, name=name,
@@ -107,13 +132,8 @@ class EtcdTest(unittest.TestCase):
 
     def put_yaml(self, text):
         """Puts every document of `text` under its key (as an operator would with etcdctl)."""
-        for doc in text.split("---\n"):
-            kind = doc.split("kind: ")[1].split("\n")[0]
-            api = doc.split("apiVersion: ")[1].split("\n")[0]
-            group = api.split("/")[0] if "/" in api else "core"
-            name = doc.split("name: ")[1].split(",")[0].split("}")[0].strip()
-            ns = "_" if kind == "GatewayClass" else "default"
-            self.etcd.put("/portico/%s/%s/%s/%s" % (group, kind, ns, name), doc)
+        for key, doc in keyed_documents(text):
+            self.etcd.put(key, doc)
 
     def test_etcdctl_put_of_a_route_reaches_the_gateway(self):
         port = free_port()
@@ -231,19 +251,10 @@ class EtcdTest(unittest.TestCase):
         self.assertIn("is not empty", err)
 
 
-def main():
+def set_binaries(binaries):
     global BINARIES
-    for tool in ("curl",):
-        if shutil.which(tool) is None:
-            print("etcd_test: %s is not installed; skipped" % tool)
-            return SKIP_EXIT
-    if etcd_binary() is None or etcdctl_binary() is None:
-        print("etcd_test: etcd or etcdctl is not installed (etcd-server, etcd-client); skipped")
-        return SKIP_EXIT
-    BINARIES, argv = binaries_from_args()
-    program = unittest.main(argv=argv, verbosity=2, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
+    BINARIES = binaries
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(etcd_test_main("etcd_test", ("curl",), set_binaries))

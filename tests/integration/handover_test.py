@@ -40,7 +40,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import portico_procs  # noqa: E402
-from portico_procs import Controller, Gateway, free_port, wait_until  # noqa: E402
+from portico_procs import Controller, Gateway, WrkRun, free_port, wait_until  # noqa: E402
 
 BINARIES = None
 SKIP_EXIT = 77
@@ -410,25 +410,6 @@ class HandoverTest(HandoverBase):
     def test_handover_without_request_migration(self):
         self.require_migration(0)
         self.handover()
-
-
-class WrkRun:
-    """wrk in the background; result() parses its totals."""
-
-    def __init__(self, url, seconds, connections):
-        self.process = subprocess.Popen(
-            ["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "--timeout", "5s", url],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-    def result(self):
-        out, _ = self.process.communicate(timeout=120)
-        requests = int(re.search(r"(\d+) requests in", out).group(1))
-        non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-        errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
-                           out)
-        return {"requests": requests, "non2xx": int(non2xx.group(1)) if non2xx else 0,
-                "socket_errors": sum(int(x) for x in errors.groups()) if errors else 0,
-                "output": out}
 
 
 class HandoverWrkTest(HandoverBase):

@@ -13,6 +13,7 @@ import json
 import argparse
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -423,3 +424,25 @@ def bring_up_loopback(addresses=()):
         elif not a.startswith("127."):
             subprocess.run(["ip", "addr", "add", a + "/32", "dev", "lo"], check=True,
                            capture_output=True)
+
+
+class WrkRun:
+    """wrk in the background (`threads` threads, `connections` connections, a request timeout
+    of `timeout` or wrk's default when None); result() parses its totals."""
+
+    def __init__(self, url, seconds, connections=20, threads=2, timeout="5s"):
+        argv = ["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds]
+        if timeout:
+            argv += ["--timeout", timeout]
+        self.process = subprocess.Popen(argv + [url], stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
+
+    def result(self):
+        out, _ = self.process.communicate(timeout=120)
+        requests = int(re.search(r"(\d+) requests in", out).group(1))
+        non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
+                           out)
+        return {"requests": requests, "non2xx": int(non2xx.group(1)) if non2xx else 0,
+                "socket_errors": sum(int(x) for x in errors.groups()) if errors else 0,
+                "output": out}
