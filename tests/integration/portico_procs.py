@@ -13,6 +13,7 @@ import json
 import argparse
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -423,3 +424,49 @@ def bring_up_loopback(addresses=()):
         elif not a.startswith("127."):
             subprocess.run(["ip", "addr", "add", a + "/32", "dev", "lo"], check=True,
                            capture_output=True)
+
+
+class WrkRun:
+    """wrk in the background (`threads` threads, `connections` connections, a request timeout
+    of `timeout` or wrk's default when None); result() parses its totals."""
+
+    def __init__(self, url, seconds, connections=20, threads=2, timeout="5s"):
+        argv = ["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds]
+        if timeout:
+            argv += ["--timeout", timeout]
+        self.process = subprocess.Popen(argv + [url], stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
+
+    def result(self):
+        out, _ = self.process.communicate(timeout=120)
+        requests = int(re.search(r"(\d+) requests in", out).group(1))
+        non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
+                           out)
+        return {"requests": requests, "non2xx": int(non2xx.group(1)) if non2xx else 0,
+                "socket_errors": sum(int(x) for x in errors.groups()) if errors else 0,
+                "output": out}
+
+
+class EchoProcess:
+    """tests/conformance/echo_backend.py serving pod `pod` (namespace default) in its own process
+    (not sharing the test's GIL); `port` is where it listens."""
+
+    def __init__(self, pod):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance",
+                              "echo_backend.py")
+        self.process = subprocess.Popen(
+            [sys.executable, script, "--backend", "127.0.0.1:0=default/%s" % pod],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = self.process.stdout.readline()  # "listening on HOST:PORT ns/pod" (or an error)
+        match = re.match(r"listening on 127\.0\.0\.1:(\d+) ", line)
+        if not match:
+            self.stop()
+            raise AssertionError("echo backend %s did not start: %r" % (pod, line))
+        self.port = int(match.group(1))
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+        self.process.stdout.close()
