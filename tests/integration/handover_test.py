@@ -40,7 +40,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import portico_procs  # noqa: E402
-from portico_procs import Controller, Gateway, WrkRun, free_port, wait_until  # noqa: E402
+from portico_procs import (Controller, EchoProcess, Gateway, WrkRun, free_port,  # noqa: E402
+                           wait_until)
 
 BINARIES = None
 SKIP_EXIT = 77
@@ -82,28 +83,6 @@ def config_yaml(port, echo_ports):
             "  - matches: [{path: {type: PathPrefix, value: /}}]\n"
             "    backendRefs: [{name: echo-%s, port: 80}]\n" % (side, side, side))
     return "---\n".join(docs)
-
-
-class EchoProcess:
-    """tests/conformance/echo_backend.py in its own process (not sharing this one's GIL)."""
-
-    def __init__(self, pod):
-        script = os.path.join(HERE, "..", "conformance", "echo_backend.py")
-        self.process = subprocess.Popen(
-            [sys.executable, script, "--backend", "127.0.0.1:0=default/%s" % pod],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        line = self.process.stdout.readline()  # "listening on HOST:PORT ns/pod" (or an error)
-        match = re.match(r"listening on 127\.0\.0\.1:(\d+) ", line)
-        if not match:
-            self.stop()
-            raise AssertionError("echo backend %s did not start: %r" % (pod, line))
-        self.port = int(match.group(1))
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-        self.process.stdout.close()
 
 
 def migration_setting(value):

@@ -446,3 +446,27 @@ class WrkRun:
         return {"requests": requests, "non2xx": int(non2xx.group(1)) if non2xx else 0,
                 "socket_errors": sum(int(x) for x in errors.groups()) if errors else 0,
                 "output": out}
+
+
+class EchoProcess:
+    """tests/conformance/echo_backend.py serving pod `pod` (namespace default) in its own process
+    (not sharing the test's GIL); `port` is where it listens."""
+
+    def __init__(self, pod):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance",
+                              "echo_backend.py")
+        self.process = subprocess.Popen(
+            [sys.executable, script, "--backend", "127.0.0.1:0=default/%s" % pod],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = self.process.stdout.readline()  # "listening on HOST:PORT ns/pod" (or an error)
+        match = re.match(r"listening on 127\.0\.0\.1:(\d+) ", line)
+        if not match:
+            self.stop()
+            raise AssertionError("echo backend %s did not start: %r" % (pod, line))
+        self.port = int(match.group(1))
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+        self.process.stdout.close()
