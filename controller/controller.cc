@@ -75,7 +75,8 @@ Controller::~Controller() { Stop(); }
 
 StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options) {
   std::unique_ptr<Controller> c(new Controller(std::move(options)));
-  PORTICO_ASSIGN_OR_RETURN(core::PluginSet plugins, core::LoadPluginDir(c->options_.plugin_dir));
+  PORTICO_ASSIGN_OR_RETURN(core::PluginSet plugins,
+                           core::LoadPluginDir(c->options_.plugin_dir, c->options_.plugin_load));
   c->plugins_ = std::make_unique<core::PluginSet>(std::move(plugins));
   PORTICO_ASSIGN_OR_RETURN(ObjectValidator validator,
                            ObjectValidator::Create(c->plugins_->registry));

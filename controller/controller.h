@@ -73,6 +73,7 @@ struct ControllerOptions {
   // The etcd center instead of the directory (its identifier is set by Create()).
   std::optional<EtcdConfigCenterOptions> etcd;
   std::filesystem::path plugin_dir;
+  core::LoadOptions plugin_load;  // the binary rehearses each load in a child (plugin_image.h)
   std::chrono::milliseconds debounce{50};
   // What the config source accepts (FileConfigCenterOptions).
   ObjectLimits object_limits;

@@ -67,7 +67,8 @@ int CheckConfigDir(const fs::path& dir, const ObjectValidator& validator) {
 
 // Check is --check: load plugins, validate the config directory, exit 0 or 1.
 int Check(const std::string& plugin_dir, const std::string& config_dir) {
-  auto loaded = portico::core::LoadPluginDir(plugin_dir);
+  auto loaded = portico::core::LoadPluginDir(
+      plugin_dir, portico::core::LoadOptions{.trial_load_in_child = true});
   if (!loaded.ok()) {
     std::fprintf(stderr, "error: %s\n", loaded.status().message().c_str());
     return 1;
@@ -134,6 +135,7 @@ int main(int argc, char** argv) {
   portico::controller::ControllerOptions options;
   options.config_dir = config->config_dir;
   options.plugin_dir = plugin_dir;
+  options.plugin_load.trial_load_in_child = true;
   options.debounce = std::chrono::milliseconds(config->debounce_ms);
   options.object_limits.max_object_bytes = config->max_object_bytes;
   options.object_limits.max_annotation_bytes = config->max_annotation_bytes;

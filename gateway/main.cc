@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
   int64_t started_unix_ms = NowUnixMs();
   std::string plugin_dir =
       config->plugin_dir.empty() ? portico::core::DefaultPluginDir() : config->plugin_dir;
-  auto plugins = portico::core::LoadPluginDir(plugin_dir);
+  auto plugins = portico::core::LoadPluginDir(
+      plugin_dir, portico::core::LoadOptions{.trial_load_in_child = true});
   if (!plugins.ok()) {
     std::fprintf(stderr, "error: %s\n", plugins.status().message().c_str());
     return 1;

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 
+#include "core/plugin/plugin_image.h"
 #include "core/plugin/registration_stage.h"
 #include "portico/sdk/abi.h"
 #include "portico/sdk/types.h"
@@ -60,7 +61,7 @@ std::string KindList(const std::set<KindId>& kinds) {
 // Loader loads plugins one by one into `set`; see the file comment of plugin_loader.h.
 class Loader {
  public:
-  explicit Loader(PluginSet& set) : set_(set) {}
+  Loader(PluginSet& set, const LoadOptions& options) : set_(set), options_(options) {}
 
   void Load(PluginRecord& record) {
     if (record.ok()) {
@@ -94,10 +95,16 @@ class Loader {
       }
     }
 
+    // The bytes the pre-flight hashed, from a private copy: the file on disk may change later.
+    StatusOr<PluginImage> image = CopyPluginImage(record.path, record.sha256);
+    if (!image.ok()) return image.status();
+    if (options_.trial_load_in_child) {
+      PORTICO_RETURN_IF_ERROR(TrialLoadInChild(image->load_path, PORTICO_ENTRY_V1));
+    }
     boost::dll::shared_library library;
     try {
       library = boost::dll::shared_library(
-          record.path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+          image->load_path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& e) {
       return UnavailableError("dlopen failed: " + DlopenMessage(e) +
                               "; check its library dependencies (ldd) or " + std::string(kRebuild));
@@ -219,6 +226,7 @@ class Loader {
   }
 
   PluginSet& set_;
+  LoadOptions options_;
   std::map<std::string, std::string> names_;  // accepted plugin name -> path
 };
 
@@ -244,7 +252,7 @@ PluginSet LoadPluginFiles(const std::vector<std::filesystem::path>& files,
   std::lock_guard<std::mutex> lock(LoadMutex());
   PluginSet set;
   set.plugins.reserve(files.size());
-  Loader loader(set);
+  Loader loader(set, options);
   for (const auto& file : files) {
     set.plugins.push_back(PreflightPlugin(file));
     loader.Load(set.plugins.back());
@@ -274,9 +282,9 @@ PluginSet LoadPluginFiles(const std::vector<std::filesystem::path>& files,
   return set;
 }
 
-StatusOr<PluginSet> LoadPluginDir(const std::filesystem::path& dir) {
+StatusOr<PluginSet> LoadPluginDir(const std::filesystem::path& dir, const LoadOptions& options) {
   PORTICO_ASSIGN_OR_RETURN(std::vector<std::filesystem::path> files, ListPluginFiles(dir));
-  return LoadPluginFiles(files);
+  return LoadPluginFiles(files, options);
 }
 
 }  // namespace portico::core

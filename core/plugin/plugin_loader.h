@@ -37,17 +37,22 @@ struct PluginSet {
   const PluginRecord* FindPlugin(std::string_view path) const;
 };
 
-// LoadPluginDir loads every *.so in `dir`. Errors only when `dir` cannot be listed; a bad plugin
-// is a refusal inside the result, never an error.
-StatusOr<PluginSet> LoadPluginDir(const std::filesystem::path& dir);
-
 // LoadOptions tune LoadPluginFiles.
 struct LoadOptions {
   // resolve_reads refuses plugins whose `reads` no loaded plugin provides (the hosts' rule).
   // Off, such kinds stay registered and Order() stays empty: `portico-ctl plugin verify` loads
   // one plugin alone, whose providers are other plugins.
   bool resolve_reads = true;
+  // trial_load_in_child rehearses each dlopen in a forked child first (plugin_image.h), so a
+  // plugin whose static constructors crash is refused instead of killing the host. The binaries
+  // set it; in-process tests that load many plugins leave it off.
+  bool trial_load_in_child = false;
 };
+
+// LoadPluginDir loads every *.so in `dir`. Errors only when `dir` cannot be listed; a bad plugin
+// is a refusal inside the result, never an error.
+StatusOr<PluginSet> LoadPluginDir(const std::filesystem::path& dir,
+                                  const LoadOptions& options = {});
 
 // LoadPluginFiles loads the given files in the given order (LoadPluginDir sorts them).
 PluginSet LoadPluginFiles(const std::vector<std::filesystem::path>& files,

@@ -81,6 +81,18 @@ PluginRecord PreflightPlugin(const std::filesystem::path& path) {
     return record;
   }
   record.sha256 = Sha256Hex(*bytes);
+  // Whoever may write the file or its directory may run code in the host: refuse that.
+  std::error_code ec;
+  for (const std::filesystem::path& p :
+       {path, path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path()}) {
+    auto perms = std::filesystem::status(p, ec).permissions();
+    if (!ec && (perms & std::filesystem::perms::others_write) != std::filesystem::perms::none) {
+      record.Reject((p == path ? "the file" : "its directory " + p.string()) +
+                    std::string(" is world-writable: anyone could replace the code the host "
+                                "runs; chmod o-w it"));
+      return record;
+    }
+  }
   auto text = ExtractElfManifest(*bytes);
   if (!text.ok()) {
     record.Reject(ManifestRefusal(text.status()));

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <ostream>
 #include <string>
@@ -474,6 +476,57 @@ TEST(PluginLoadingTest, InTreePluginsLoad) {
 TEST(PluginLoadingTest, MissingDirectoryIsAnError) {
   auto set = LoadPluginDir("/nonexistent/portico/plugins");
   EXPECT_EQ(set.status().code(), StatusCode::kNotFound);
+}
+
+// Plugin faults (issue 15, item 7).
+
+TEST(PluginLoadingTest, StaticConstructorAbortIsCaughtByTheTrialLoad) {
+  TempDir dir;
+  std::ifstream in(
+      std::filesystem::path(PORTICO_ABORT_FIXTURES_DIR) / "libportico-fixture-ctor-aborts.so",
+      std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(bytes.empty());
+  std::string aborts = dir.AddFile("libportico-fixture-ctor-aborts.so", bytes);
+  std::string good = dir.AddFixture("good");
+  auto set = LoadPluginDir(dir.path(), LoadOptions{.trial_load_in_child = true});
+  ASSERT_TRUE(set.ok()) << set.status();
+  ExpectRefused(*set, aborts, {"in a child process", "signal 6", "static constructor"});
+  ExpectGoodLoaded(*set, good);  // and this process is still alive
+}
+
+TEST(PluginLoadingTest, WorldWritableFileOrDirectoryIsRefused) {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  std::string good = dir.AddFixture("good");
+  fs::permissions(good, fs::perms::others_write, fs::perm_options::add);
+  PluginSet set = Load(dir);
+  ExpectRefused(set, good, {"the file is world-writable", "chmod o-w"});
+  fs::permissions(good, fs::perms::others_write, fs::perm_options::remove);
+  fs::permissions(dir.path(), fs::perms::others_write, fs::perm_options::add);
+  set = Load(dir);
+  ExpectRefused(set, good, {"its directory " + dir.path().string() + " is world-writable"});
+  fs::permissions(dir.path(), fs::perms::others_write, fs::perm_options::remove);
+  ExpectGoodLoaded(Load(dir), good);
+}
+
+TEST(PluginLoadingTest, OverwritingALoadedPluginOnDiskDoesNotTouchTheRunningCode) {
+  TempDir dir;
+  std::string good = dir.AddFixture("good");
+  PluginSet set = Load(dir);
+  ExpectGoodLoaded(set, good);
+  // Overwrite the file in place (same inode, as `cp new.so good.so` does): a library mapped
+  // from it would now run zeros.
+  size_t size = std::filesystem::file_size(good);
+  {
+    std::ofstream out(good, std::ios::binary | std::ios::in | std::ios::out);
+    out << std::string(size, '\0');
+  }
+  const KindInfo* widget = set.registry.Find(kGroup, "Widget");
+  ASSERT_NE(widget, nullptr);
+  CheckWidgetProcessor(*widget, "gcc", false);
+  // The next load sees the broken file and refuses it with a reason.
+  ExpectRefused(Load(dir), good, {"not an ELF shared object"});
 }
 
 }  // namespace
