@@ -280,6 +280,20 @@ std::string RenderPlaneStats(const server::DataPlaneStats& s) {
   w.Uint64(s.filter_calls_in_flight);
   w.Key("tlsFailures");
   w.Uint64(s.tls_failures);
+  // Local error answers by status and reason: [{"status": 400, "reason": "bare_lf", "count": 2}].
+  w.Key("rejected");
+  w.StartArray();
+  for (const auto& [key, count] : s.rejected) {
+    w.StartObject();
+    w.Key("status");
+    w.Int(key.first);
+    w.Key("reason");
+    w.String(key.second.data(), static_cast<rapidjson::SizeType>(key.second.size()));
+    w.Key("count");
+    w.Uint64(count);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   return Done(buffer);
 }
@@ -543,6 +557,14 @@ std::string RenderGatewayMetrics(const SyncStatus& s, const core::RuntimeStats& 
          "Filters' outbound calls in flight", p.filter_calls_in_flight);
   Metric(out, "portico_gateway_tls_failures_total", "counter",
          "TLS sessions that failed (handshake refused or broken record)", p.tls_failures);
+  out +=
+      "# HELP portico_gateway_rejected_total Requests answered locally with an error (or "
+      "ended after their response began), by status and reason\n"
+      "# TYPE portico_gateway_rejected_total counter\n";
+  for (const auto& [key, count] : p.rejected) {
+    out += "portico_gateway_rejected_total{code=\"" + std::to_string(key.first) + "\",reason=\"" +
+           EscapeLabel(key.second) + "\"} " + std::to_string(count) + "\n";
+  }
   return out;
 }
 

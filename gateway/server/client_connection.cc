@@ -1198,6 +1198,7 @@ bool ClientConnection::StepTunnel() {
 
 void ClientConnection::Fail(int status, std::string_view reason) {
   if (resp_.started) {
+    worker_->counters().rejected.Count(status, reason);  // ended: the answer cannot be sent
     reason_ = reason;
     Close();
     return;
@@ -1215,6 +1216,7 @@ void ClientConnection::RespondLocal(int status, std::string_view reason, std::st
   ReleaseUpstream(false);
   status_ = status;
   reason_ = reason;
+  if (status >= 400) worker_->counters().rejected.Count(status, reason);
   last_activity_ms_ = worker_->loop().now_ms();
   if (!req_.done) close_after_ = true;  // the body was not read: the connection cannot go on
   std::string body_text;

@@ -28,6 +28,7 @@
 #include "gateway/server/access_log.h"
 #include "gateway/server/event_loop.h"
 #include "gateway/server/proxy_settings.h"
+#include "gateway/server/reject_counters.h"
 #include "gateway/upstream/http_client.h"
 #include "gateway/upstream/upstream_pool.h"
 
@@ -64,6 +65,7 @@ struct WorkerCounters {
   std::atomic<uint64_t> filter_calls_cancelled{0};  // ... ended by their request first
   std::atomic<uint64_t> filter_calls_in_flight{0};
   std::atomic<uint64_t> tls_failures{0};
+  RejectCounters rejected;  // by status and reason (reject_counters.h)
 };
 
 class Worker {
