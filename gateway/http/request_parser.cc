@@ -264,6 +264,7 @@ ParseResult RequestParser::Finish() {
   bool connection_close = false;
   bool connection_keep_alive = false;
   bool connection_upgrade = false;
+  bool connection_lists_content_length = false;
   for (const HeaderField& field : head_.headers) {
     const std::string_view name = field.name;
     const std::string_view value = field.value;
@@ -291,6 +292,7 @@ ParseResult RequestParser::Finish() {
             if (TokenEquals(element, "close")) connection_close = true;
             if (TokenEquals(element, "keep-alive")) connection_keep_alive = true;
             if (TokenEquals(element, "upgrade")) connection_upgrade = true;
+            if (TokenEquals(element, "content-length")) connection_lists_content_length = true;
             return true;
           });
         }
@@ -327,6 +329,9 @@ ParseResult RequestParser::Finish() {
         break;
     }
   }
+  // A proxy drops the fields Connection names (RFC 9110 §7.6.1): with Content-Length among them
+  // the body would go upstream without its framing, to be read there as the next request.
+  if (connection_lists_content_length) return Fail(400, "connection_lists_content_length");
   if (has_transfer_encoding) {
     if (has_content_length) return Fail(400, "content_length_with_transfer_encoding");
     if (head_.version_minor == 0) return Fail(400, "transfer_encoding_in_http10");

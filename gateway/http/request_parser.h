@@ -25,7 +25,9 @@
 // exactly one Host and HTTP/1.0 at most one, whose value is empty or, by the grammar, uri-host
 // [":" port] (IsValidHostPort: a port of digits up to 65535, brackets only around an IP literal,
 // valid '%' escapes, no userinfo); Content-Length is one field of 1*DIGIT <= 2^63-1 (a second
-// one, equal or not, and a list like "5, 5" are rejected); Transfer-Encoding with
+// one, equal or not, and a list like "5, 5" are rejected); a Connection field listing
+// Content-Length is rejected (a proxy drops what Connection names, which would forward the body
+// unframed: "connection_lists_content_length"); Transfer-Encoding with
 // Content-Length, in an HTTP/1.0 request, not ending in chunked, or with chunked twice is
 // rejected; a chunked request with another coding before it (gzip, unknown) is 501, as nginx
 // does; an Expect other than 100-continue is 417. Limits (HeadLimits): a request line longer

@@ -406,6 +406,13 @@ std::vector<RejectCase> RejectCases() {
        "content_length_with_transfer_encoding"},
       {"DuplicateClDiffering", Req("Content-Length: 5\r\nContent-Length: 6\r\n"), 400,
        "duplicate_content_length"},
+      // A proxy drops the fields Connection names: dropping Content-Length would forward a
+      // body without its framing (the upstream would read it as the next request).
+      {"ConnectionListsContentLength",
+       Req("Connection: close, Content-Length\r\nContent-Length: 5\r\n"), 400,
+       "connection_lists_content_length"},
+      {"ConnectionListsContentLengthWithoutOne", Req("Connection: CONTENT-LENGTH\r\n"), 400,
+       "connection_lists_content_length"},
       // Beast 1.74 accepts repeated equal Content-Length.
       {"DuplicateClEqual", Req("Content-Length: 5\r\nContent-Length: 5\r\n"), 400,
        "duplicate_content_length"},
