@@ -280,6 +280,8 @@ std::string RenderPlaneStats(const server::DataPlaneStats& s) {
   w.Uint64(s.filter_calls_in_flight);
   w.Key("tlsFailures");
   w.Uint64(s.tls_failures);
+  w.Key("acceptFailures");
+  w.Uint64(s.accept_failures);
   // Local error answers by status and reason: [{"status": 400, "reason": "bare_lf", "count": 2}].
   w.Key("rejected");
   w.StartArray();
@@ -557,6 +559,8 @@ std::string RenderGatewayMetrics(const SyncStatus& s, const core::RuntimeStats& 
          "Filters' outbound calls in flight", p.filter_calls_in_flight);
   Metric(out, "portico_gateway_tls_failures_total", "counter",
          "TLS sessions that failed (handshake refused or broken record)", p.tls_failures);
+  Metric(out, "portico_gateway_accept_failures_total", "counter",
+         "accept(2) calls that ran out of file descriptors or memory", p.accept_failures);
   out +=
       "# HELP portico_gateway_rejected_total Requests answered locally with an error (or "
       "ended after their response began), by status and reason\n"

@@ -37,6 +37,7 @@ struct DataPlaneStats {
   // Requests answered locally with status >= 400 (or ended after their response began), by
   // status and reason (reject_counters.h).
   RejectTotals rejected;
+  uint64_t accept_failures = 0;  // accept(2) out of descriptors or memory
 };
 
 }  // namespace portico::gateway::server

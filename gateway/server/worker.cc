@@ -58,6 +58,12 @@ class Worker::Acceptor final : public EventHandler {
   std::shared_ptr<const core::tls::ServerTlsSet> tls_;
 };
 
+namespace {
+// How long a worker whose accept(2) ran out of descriptors waits before it tries again (when no
+// connection of its own closes first): nginx waits 500 ms.
+constexpr uint64_t kAcceptRetryMs = 100;
+}  // namespace
+
 Worker::Worker(DataPlane* plane, int index)
     : plane_(plane),
       index_(index),
@@ -164,6 +170,7 @@ void Worker::Run() {
     if (close_listeners_at_ms_ != 0 && loop_->now_ms() >= close_listeners_at_ms_) {
       CloseListeners();
     }
+    if (accept_retry_at_ms_ != 0 && loop_->now_ms() >= accept_retry_at_ms_) RetryAccept();
     // Connections closed outside Poll (by Drain, or at once by Accept) are freed now: the
     // drained check below must not count them, nor sleep while they are the only ones left.
     loop_->RunDeferred();
@@ -175,10 +182,10 @@ void Worker::Run() {
         timeout = deadline > now ? static_cast<int>(deadline - now) : 0;
       }
     }
-    if (close_listeners_at_ms_ != 0) {
+    for (uint64_t at : {close_listeners_at_ms_, accept_retry_at_ms_}) {
+      if (at == 0) continue;
       const uint64_t now = loop_->now_ms();
-      const int left =
-          close_listeners_at_ms_ > now ? static_cast<int>(close_listeners_at_ms_ - now) : 0;
+      const int left = at > now ? static_cast<int>(at - now) : 0;
       timeout = timeout < 0 ? left : std::min(timeout, left);
     }
     if (!MaybeReportDrained()) loop_->Poll(timeout);
@@ -278,12 +285,12 @@ void Worker::Accept(Acceptor* acceptor) {
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        // EMFILE and the like: the next arrival retries (edge-triggered: a new edge per SYN).
-        spdlog::warn("worker {}: accept on {}: {}", index_, acceptor->socket().key(),
-                     std::strerror(errno));
-      }
+      if (errno != EAGAIN && errno != EWOULDBLOCK) AcceptFailed(acceptor, errno);
       return;
+    }
+    if (accept_blocked_) {
+      accept_blocked_ = false;
+      spdlog::info("worker {}: accepting again on {}", index_, acceptor->socket().key());
     }
     const ListenerSocket& socket = acceptor->socket();
     if (socket.protocol() == "HTTPS" && acceptor->tls() == nullptr) {
@@ -304,7 +311,24 @@ void Worker::Accept(Acceptor* acceptor) {
 }
 
 void Worker::OnClosed(ClientConnection* connection) {
+  // A descriptor came free: connections queued while accept(2) lacked one are taken now.
+  if (accept_retry_at_ms_ != 0) accept_retry_at_ms_ = loop_->now_ms();
   loop_->Defer([this, connection] { connections_.erase(connection); });
+}
+
+void Worker::AcceptFailed(const Acceptor* acceptor, int error) {
+  Bump(counters_.accept_failures);
+  if (!accept_blocked_) {  // once per episode, not once per arriving SYN
+    accept_blocked_ = true;
+    spdlog::warn("worker {}: accept on {}: {}; retrying when a connection closes", index_,
+                 acceptor->socket().key(), std::strerror(error));
+  }
+  accept_retry_at_ms_ = loop_->now_ms() + kAcceptRetryMs;
+}
+
+void Worker::RetryAccept() {
+  accept_retry_at_ms_ = 0;  // AcceptFailed sets it again while descriptors are short
+  for (auto& [key, acceptor] : acceptors_) Accept(acceptor.get());
 }
 
 void Worker::CloseAll() {

@@ -65,6 +65,7 @@ struct WorkerCounters {
   std::atomic<uint64_t> filter_calls_cancelled{0};  // ... ended by their request first
   std::atomic<uint64_t> filter_calls_in_flight{0};
   std::atomic<uint64_t> tls_failures{0};
+  std::atomic<uint64_t> accept_failures{0};  // accept(2) out of descriptors or memory
   RejectCounters rejected;  // by status and reason (reject_counters.h)
 };
 
@@ -141,6 +142,11 @@ class Worker {
   // MaybeReportDrained marks the worker drained (once) when it drains and has no connection
   // left; true when it did so just now.
   bool MaybeReportDrained();
+  // AcceptFailed: accept(2) ran out of descriptors (or memory): retried when a connection
+  // closes, and at the latest after kAcceptRetryMs (an edge-triggered listener raises no new
+  // edge for connections already queued).
+  void AcceptFailed(const Acceptor* acceptor, int error);
+  void RetryAccept();
 
   DataPlane* const plane_;
   const int index_;
@@ -162,6 +168,8 @@ class Worker {
   uint64_t pinned_generation_ = UINT64_MAX;
   std::map<std::string, std::unique_ptr<Acceptor>> acceptors_;  // by ListenerSocket::key()
   std::unordered_map<ClientConnection*, std::unique_ptr<ClientConnection>> connections_;
+  uint64_t accept_retry_at_ms_ = 0;  // accept(2) failed: retry then (0: not waiting)
+  bool accept_blocked_ = false;      // accept(2) failed since the last success (logging)
 
   // Balancing state of the current pin (cleared when it changes).
   std::unordered_map<const core::routing::RouteAction*, SwrrState> swrr_;
