@@ -105,6 +105,9 @@ ParseResult RequestParser::Parse(std::string_view buffer) {
       HeaderField field;
       if (const char* after = internal::TryFieldLine(s, b + n, &field)) {
         const size_t next = static_cast<size_t>(after - b);
+        if (next - line_start_ - 1 > limits_.max_field_line + 1) {
+          return Fail(431, "header_line_too_long");
+        }
         if (next > limits_.max_head_bytes) return Fail(431, "header_section_too_large");
         if (head_.headers.size() >= limits_.max_headers) return Fail(431, "too_many_headers");
         head_.headers.push_back(field);
@@ -122,6 +125,8 @@ ParseResult RequestParser::Parse(std::string_view buffer) {
         if (n - line_start_ > limits_.max_request_line + 1) {
           return Fail(414, "request_line_too_long");
         }
+      } else if (n - line_start_ > limits_.max_field_line + 1) {
+        return Fail(431, "header_line_too_long");
       }
       if (n > limits_.max_head_bytes) return Fail(431, "header_section_too_large");
       return ParseResult::kNeedMore;
@@ -134,6 +139,8 @@ ParseResult RequestParser::Parse(std::string_view buffer) {
       if (lf - line_start_ > limits_.max_request_line + 1) {
         return Fail(414, "request_line_too_long");
       }
+    } else if (lf - line_start_ > limits_.max_field_line + 1) {
+      return Fail(431, "header_line_too_long");
     }
     if (lf > limits_.max_head_bytes) return Fail(431, "header_section_too_large");
     if (lf == line_start_ || b[lf - 1] != '\r') return Fail(400, "bare_lf");

@@ -31,8 +31,10 @@
 // Content-Length, in an HTTP/1.0 request, not ending in chunked, or with chunked twice is
 // rejected; a chunked request with another coding before it (gzip, unknown) is 501, as nginx
 // does; an Expect other than 100-continue is 417. Limits (HeadLimits): a request line longer
-// than max_request_line is 414; a head longer than max_head_bytes or with more than max_headers
-// fields is 431.
+// than max_request_line is 414; a field line longer than max_field_line ("header_line_too_long",
+// also the final empty line's run: any line after the request line), a head longer than
+// max_head_bytes or with more than max_headers fields is 431. Each limit is checked as soon as
+// an unfinished line passes it.
 //
 // Thread-safety: none; one parser per connection (worker thread). Ownership: RequestHead holds
 // views into the caller's buffer, valid while those bytes stay where they are.

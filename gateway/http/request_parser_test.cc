@@ -588,6 +588,27 @@ TEST(RequestParserLimitsTest, RequestLineTooLong) {
   EXPECT_EQ(parser.Parse(line.substr(0, 65)), ParseResult::kNeedMore);
 }
 
+TEST(RequestParserLimitsTest, FieldLineTooLong) {
+  HeadLimits limits;
+  limits.max_field_line = 20;
+  RequestParser parser(limits);
+  const std::string at_limit = "X: " + std::string(17, 'v');  // 20 bytes without CRLF
+  EXPECT_EQ(parser.Parse("GET / HTTP/1.1\r\nHost: h\r\n" + at_limit + "\r\n\r\n"),
+            ParseResult::kComplete);
+  const std::string request = "GET / HTTP/1.1\r\nHost: h\r\n" + at_limit + "v\r\n\r\n";
+  parser.Reset();
+  EXPECT_EQ(parser.Parse(request), ParseResult::kError);
+  EXPECT_EQ(parser.error().status, 431);
+  EXPECT_EQ(parser.error().reason, "header_line_too_long");
+  // Without waiting for the line end: 22 bytes without LF cannot be a line of 20 and a CR.
+  const size_t line_start = request.find("X:");
+  parser.Reset();
+  EXPECT_EQ(parser.Parse(request.substr(0, line_start + 22)), ParseResult::kError);
+  EXPECT_EQ(parser.error().reason, "header_line_too_long");
+  parser.Reset();
+  EXPECT_EQ(parser.Parse(request.substr(0, line_start + 21)), ParseResult::kNeedMore);
+}
+
 TEST(RequestParserLimitsTest, HeadTooLarge) {
   HeadLimits limits;
   limits.max_head_bytes = 100;
@@ -712,6 +733,7 @@ TEST(RequestParserTest, IncrementalParsingAgreesOnMutatedInputs) {
 TEST(RequestParserTest, IncrementalParsingAgreesNearLimits) {
   HeadLimits limits;
   limits.max_request_line = 45;
+  limits.max_field_line = 30;
   limits.max_head_bytes = 150;
   limits.max_headers = 5;
   CheckIncrementalAgreement(limits, 77, 3000);

@@ -292,6 +292,11 @@ void Worker::Accept(Acceptor* acceptor) {
       accept_blocked_ = false;
       spdlog::info("worker {}: accepting again on {}", index_, acceptor->socket().key());
     }
+    if (!AdmitConnection()) {
+      close(fd);  // at the cap with nothing idle to close: refused
+      Bump(counters_.connections_refused);
+      continue;
+    }
     const ListenerSocket& socket = acceptor->socket();
     if (socket.protocol() == "HTTPS" && acceptor->tls() == nullptr) {
       close(fd);  // no certificate (DataPlane::Prepare nacked the owners): refuse at once
@@ -301,6 +306,7 @@ void Worker::Accept(Acceptor* acceptor) {
                                                          PeerAddress(peer), acceptor->tls());
     ClientConnection* raw = connection.get();
     connections_.emplace(raw, std::move(connection));
+    ++open_connections_;
     Bump(counters_.connections_accepted);
     if (!raw->Start()) {
       raw->Abort();
@@ -311,9 +317,39 @@ void Worker::Accept(Acceptor* acceptor) {
 }
 
 void Worker::OnClosed(ClientConnection* connection) {
+  --open_connections_;
   // A descriptor came free: connections queued while accept(2) lacked one are taken now.
   if (accept_retry_at_ms_ != 0) accept_retry_at_ms_ = loop_->now_ms();
   loop_->Defer([this, connection] { connections_.erase(connection); });
+}
+
+void Worker::SetIdle(ClientConnection* c, bool idle) {
+  if (c->idle_listed_ == idle) return;
+  c->idle_listed_ = idle;
+  if (idle) {  // at the head: the most recently idle
+    c->idle_prev_ = nullptr;
+    c->idle_next_ = idle_head_;
+    if (idle_head_ != nullptr) idle_head_->idle_prev_ = c;
+    idle_head_ = c;
+    if (idle_tail_ == nullptr) idle_tail_ = c;
+    return;
+  }
+  (c->idle_prev_ != nullptr ? c->idle_prev_->idle_next_ : idle_head_) = c->idle_next_;
+  (c->idle_next_ != nullptr ? c->idle_next_->idle_prev_ : idle_tail_) = c->idle_prev_;
+  c->idle_prev_ = c->idle_next_ = nullptr;
+}
+
+bool Worker::AdmitConnection() {
+  if (connection_share_ == 0 && settings_.max_connections != 0) {
+    const size_t workers = static_cast<size_t>(std::max(1, plane_->workers()));
+    connection_share_ = (settings_.max_connections + workers - 1) / workers;
+  }
+  if (connection_share_ == 0 || open_connections_ < connection_share_) return true;
+  if (idle_tail_ == nullptr) return false;
+  // nginx's reusable connections: the one idle longest is closed (it held no request).
+  Bump(counters_.connections_shed);
+  idle_tail_->Abort();  // Close -> SetIdle(false), OnClosed
+  return open_connections_ < connection_share_;
 }
 
 void Worker::AcceptFailed(const Acceptor* acceptor, int error) {
