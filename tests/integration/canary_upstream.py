@@ -7,7 +7,8 @@ included) are parsed and recorded (`requests()`), and each is answered 200 with 
 naming the canary, the method, the target and the body length, on a keep-alive connection.
 A `script` maps a path prefix to raw bytes sent instead of the answer (then the connection is
 closed): a canary that answers malformed responses; `close` makes every answer the last of its
-connection.
+connection. Two paths are special: "/big/N" answers N body bytes (`big_sent()` counts what
+went out, so a test sees backpressure), and "/hang" answers only after `release()`.
 
 Only the Python 3 standard library; a thread per connection. Nothing sleeps to synchronise:
 readers wait on sockets with deadlines.
@@ -99,7 +100,21 @@ class Canary:
         self._received = []   # bytes per connection, in accept order
         self._requests = []   # complete requests, in arrival order
         self._conns = []
+        self._big_sent = 0
+        self._released = threading.Event()  # "/hang" waits for it
         threading.Thread(target=self._accept, daemon=True).start()
+
+    def big_sent(self):
+        with self._lock:
+            return self._big_sent
+
+    def hold(self):
+        """From now on "/hang" requests wait for release()."""
+        self._released.clear()
+
+    def release(self):
+        """Lets every "/hang" request (held and future) be answered."""
+        self._released.set()
 
     # What it saw. -------------------------------------------------------------------------------
     def received(self):
@@ -165,6 +180,11 @@ class Canary:
                             conn.sendall(raw)
                             conn.shutdown(socket.SHUT_WR)
                             return
+                    if request.target.startswith("/big/"):
+                        self._send_big(conn, int(request.target[len("/big/"):]))
+                        continue
+                    if request.target.startswith("/hang"):
+                        self._released.wait()
                     body = json.dumps({"canary": self.name, "method": request.method,
                                        "target": request.target,
                                        "body": len(request.body)}).encode()
@@ -180,7 +200,18 @@ class Canary:
         finally:
             conn.close()
 
+    def _send_big(self, conn, size):
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size)
+        piece = b"x" * 65536
+        left = size
+        while left > 0:
+            n = conn.send(piece[:min(left, len(piece))])
+            left -= n
+            with self._lock:
+                self._big_sent += n
+
     def stop(self):
+        self._released.set()
         self.listener.close()
         with self._lock:
             for conn in self._conns:

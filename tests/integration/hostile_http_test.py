@@ -36,27 +36,18 @@ sys.path.insert(0, HERE)
 import portico_procs  # noqa: E402
 from portico_procs import binaries_from_args, Controller, Gateway, free_port, wait_until  # noqa: E402
 from canary_upstream import Canary, RawClient  # noqa: E402
+import dataplane_test  # noqa: E402  (its Gateway and Service YAML)
 
 BINARIES = None
 write = portico_procs.write_config_file
 
 
 def gateway_yaml(port):
-    return ("apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\n"
-            "metadata: {name: portico}\nspec: {controllerName: portico.io/gateway-controller}\n"
-            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\n"
-            "metadata: {name: web, namespace: default}\nspec:\n  gatewayClassName: portico\n"
-            "  listeners:\n  - {name: http, protocol: HTTP, port: %d}\n" % port)
+    return dataplane_test.gateway_yaml([port])
 
 
 def service_yaml(name, port):
-    return ("apiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: default}\n"
-            "spec:\n  ports: [{name: http, port: 80, targetPort: %d}]\n---\n"
-            "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\n"
-            "metadata: {name: %s, namespace: default, labels: {kubernetes.io/service-name: %s}}\n"
-            "addressType: IPv4\nports: [{name: http, port: %d}]\n"
-            "endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]\n"
-            % (name, port, name, name, port))
+    return dataplane_test.backend_yaml(port, name)
 
 
 def route_yaml(name, match_type, path, backend):
@@ -368,52 +359,80 @@ CASES = [
 ]
 
 
+def start_world(test, canaries, routes, extra, ready_paths=("/",)):
+    """Sets test.workdir, .canaries, .port, .controller and .gateway: a controller on a Gateway
+    with one HTTP listener, a Service per canary and `routes` [(name, match type, path,
+    canary)], then a gateway with `extra` flags once every path of `ready_paths` is served."""
+    test.workdir = tempfile.mkdtemp(prefix="portico-hostile-")
+    test.conf = os.path.join(test.workdir, "conf")
+    os.makedirs(test.conf)
+    test.canaries = canaries
+    test.port = free_port()
+    write(test.conf, "00-gateway.yaml", gateway_yaml(test.port))
+    for name, canary in canaries.items():
+        write(test.conf, "10-%s.yaml" % name, service_yaml(name, canary.port))
+    for name, match_type, path, backend in routes:
+        write(test.conf, "20-%s.yaml" % name, route_yaml(name, match_type, path, backend))
+    test.controller = Controller(BINARIES, test.conf, test.workdir)
+    test.controller.wait_ready()
+    test.gateway = start_gateway(test, extra, "gateway", ready_paths)
+
+
+def start_gateway(test, extra, name, ready_paths=("/",)):
+    gateway = Gateway(BINARIES, test.workdir, test.controller.sync_address(), name=name,
+                      serve=["default/web"], snapshot=False, extra=extra)
+    gateway.wait_admin()
+
+    def served():
+        with RawClient(test.port, timeout=2) as c:
+            c.send(b"".join(rq("GET %s HTTP/1.1" % path) for path in ready_paths))
+            return all(c.read_response().status == 200 for _ in ready_paths)
+    wait_until(served, 20, "%s to serve %s" % (name, ", ".join(ready_paths)))
+    return gateway
+
+
+def stop_world(test):
+    for p in (test.gateway, test.controller):
+        p.stop()
+    for canary in test.canaries.values():
+        canary.stop()
+    shutil.rmtree(test.workdir, ignore_errors=True)
+
+
+def log_tail_on_failure(test):
+    """In tearDown: the gateway's log tail when the test failed."""
+    failed = bool(getattr(test, "_outcome", None) and any(
+        e for _, e in getattr(test._outcome, "errors", []) if e))
+    if failed:
+        sys.stderr.write("---- gateway log (tail)\n%s\n" % test.gateway.tail(20))
+
+
+def rejected(gateway):
+    """The gateway's local error answers: {(status, reason): count}."""
+    stats = gateway.api("/api/v1/dataplane")
+    return {(r["status"], r["reason"]): r["count"] for r in stats["rejected"]}
+
+
 class HostileHttpTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.workdir = tempfile.mkdtemp(prefix="portico-hostile-")
-        cls.conf = os.path.join(cls.workdir, "conf")
-        os.makedirs(cls.conf)
-        cls.canaries = {"public": Canary("public"), "admin": Canary("admin"),
-                        "bad": Canary("bad", BAD_RESPONSES, close=True)}
-        cls.port = free_port()
-        write(cls.conf, "00-gateway.yaml", gateway_yaml(cls.port))
-        for name, canary in cls.canaries.items():
-            write(cls.conf, "10-%s.yaml" % name, service_yaml(name, canary.port))
-        write(cls.conf, "20-public.yaml", route_yaml("public", "PathPrefix", "/", "public"))
-        write(cls.conf, "20-admin.yaml", route_yaml("admin", "Exact", "/admin", "admin"))
-        write(cls.conf, "20-bad.yaml", route_yaml("bad", "PathPrefix", "/bad", "bad"))
-        cls.controller = Controller(BINARIES, cls.conf, cls.workdir)
-        cls.controller.wait_ready()
-        cls.gateway = Gateway(BINARIES, cls.workdir, cls.controller.sync_address(),
-                              serve=["default/web"], snapshot=False,
-                              extra=["--workers", "2", "--access-log", "off"])
-        cls.gateway.wait_admin()
-
-        def routed():
-            with RawClient(cls.port, timeout=2) as c:
-                c.send(rq("GET /admin HTTP/1.1") + rq("GET /bad/ready HTTP/1.1"))
-                first, second = c.read_response(), c.read_response()
-                return first.status == 200 and second.status == 200
-        wait_until(routed, 20, "the three routes to serve")
+        start_world(cls, {"public": Canary("public"), "admin": Canary("admin"),
+                          "bad": Canary("bad", BAD_RESPONSES, close=True)},
+                    [("public", "PathPrefix", "/", "public"),
+                     ("admin", "Exact", "/admin", "admin"),
+                     ("bad", "PathPrefix", "/bad", "bad")],
+                    ["--workers", "2", "--access-log", "off"],
+                    ready_paths=("/", "/admin", "/bad/ready"))
 
     @classmethod
     def tearDownClass(cls):
-        for p in (cls.gateway, cls.controller):
-            p.stop()
-        for canary in cls.canaries.values():
-            canary.stop()
-        shutil.rmtree(cls.workdir, ignore_errors=True)
+        stop_world(cls)
 
     def tearDown(self):
-        failed = bool(getattr(self, "_outcome", None) and any(
-            e for _, e in getattr(self._outcome, "errors", []) if e))
-        if failed:
-            sys.stderr.write("---- gateway log (tail)\n%s\n" % self.gateway.tail(20))
+        log_tail_on_failure(self)
 
     def rejected(self):
-        stats = self.gateway.api("/api/v1/dataplane")
-        return {(r["status"], r["reason"]): r["count"] for r in stats["rejected"]}
+        return rejected(self.gateway)
 
     def run_case(self, case):
         before = self.rejected()
