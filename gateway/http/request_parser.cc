@@ -355,6 +355,15 @@ ParseResult RequestParser::Finish() {
   if (head_.target_form == TargetForm::kAbsolute) head_.host = head_.authority;
   head_.keep_alive = !connection_close && (head_.version_minor == 1 || connection_keep_alive);
   if (!connection_upgrade || head_.version_minor == 0) head_.upgrade = {};
+  // HTTP/2 over cleartext by Upgrade (deprecated by RFC 9113 §3.1) is never a tunnel: an
+  // upstream accepting it would take every later request on the connection straight from the
+  // client, past routing and filters (h2c smuggling). Served as a plain request, as Envoy does.
+  if (!head_.upgrade.empty()) {
+    ForEachListElement(head_.upgrade, [&](std::string_view protocol) {
+      if (TokenEquals(protocol.substr(0, protocol.find('/')), "h2c")) head_.upgrade = {};
+      return !head_.upgrade.empty();
+    });
+  }
   state_ = ParseResult::kComplete;
   return state_;
 }

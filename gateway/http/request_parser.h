@@ -88,7 +88,8 @@ struct RequestHead {
   bool keep_alive = true;        // 1.1 unless "Connection: close"; 1.0 only with "keep-alive".
   bool expect_continue = false;  // "Expect: 100-continue" on HTTP/1.1.
   // The Upgrade field's value when the request asks to switch protocols (HTTP/1.1, with
-  // "upgrade" in Connection, RFC 9110 §7.8); empty otherwise.
+  // "upgrade" in Connection, RFC 9110 §7.8); empty otherwise, and empty when it offers h2c
+  // (never tunnelled: h2c smuggling).
   std::string_view upgrade;
 };
 

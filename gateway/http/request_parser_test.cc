@@ -154,6 +154,17 @@ TEST(RequestParserTest, ExpectAndUpgrade) {
   EXPECT_FALSE(parser.head().expect_continue);
 }
 
+TEST(RequestParserTest, H2cUpgradeIsAPlainRequest) {
+  for (std::string_view upgrade : {"h2c", "websocket, H2C", "h2c/1"}) {
+    RequestParser parser;
+    ASSERT_EQ(parser.Parse("GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+                           "Upgrade: " +
+                           std::string(upgrade) + "\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n"),
+              ParseResult::kComplete);
+    EXPECT_EQ(parser.head().upgrade, "") << upgrade;
+  }
+}
+
 TEST(RequestParserTest, UpgradeNeedsConnectionUpgradeAndHttp11) {
   RequestParser parser;
   ASSERT_EQ(parser.Parse("GET /ws HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade\r\n"
