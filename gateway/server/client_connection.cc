@@ -1207,6 +1207,11 @@ bool ClientConnection::StepTunnel() {
 // Answers and endings.
 
 void ClientConnection::Fail(int status, std::string_view reason) {
+  if (resp_.started && bytes_sent_ == 0 && out_sent_ == 0) {
+    // A head is queued but not one byte of it went out (the upstream's body broke in the same
+    // read): the client can still be answered instead of meeting a bare close.
+    resp_.started = false;
+  }
   if (resp_.started) {
     worker_->counters().rejected.Count(status, reason);  // ended: the answer cannot be sent
     reason_ = reason;

@@ -201,7 +201,8 @@ class ClientConnection final : public EventHandler,
   bool PumpResponseBody();
 
   // Answers and endings.
-  // Fail answers `status` itself when no response byte went out yet, else closes.
+  // Fail answers `status` itself when no response byte went out yet (a queued head is
+  // dropped), else closes.
   void Fail(int status, std::string_view reason);
   // RespondLocal answers `status` with `body` (a newline appended unless `exact`) and
   // `headers` (Content-Type text/plain added for a body when they have none).
