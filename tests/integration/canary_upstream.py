@@ -6,8 +6,9 @@ Canary(name) listens on 127.0.0.1:0. Each connection's bytes are recorded as the
 included) are parsed and recorded (`requests()`), and each is answered 200 with a JSON body
 naming the canary, the method, the target and the body length, on a keep-alive connection.
 A `script` maps a path prefix to raw bytes sent instead of the answer (then the connection is
-closed): a canary that answers malformed responses; `close` makes every answer the last of its
-connection. Two paths are special: "/big/N" answers N body bytes (`big_sent()` counts what
+closed): a canary that answers malformed responses; a callable instead of bytes is called
+with (socket, Request) to answer as it likes, and the connection stays open. `close` makes
+every answer the last of its connection. Two paths are special: "/big/N" answers N body bytes (`big_sent()` counts what
 went out, so a test sees backpressure), and "/hang" answers only after `release()`.
 
 Only the Python 3 standard library; a thread per connection. Nothing sleeps to synchronise:
@@ -101,8 +102,14 @@ class Canary:
         self._requests = []   # complete requests, in arrival order
         self._conns = []
         self._big_sent = 0
+        self._peer_closed = 0  # connections the gateway closed
         self._released = threading.Event()  # "/hang" waits for it
         threading.Thread(target=self._accept, daemon=True).start()
+
+    def peer_closed(self):
+        """How many connections the gateway (the peer) closed so far."""
+        with self._lock:
+            return self._peer_closed
 
     def big_sent(self):
         with self._lock:
@@ -161,6 +168,8 @@ class Canary:
             while True:
                 data = conn.recv(65536)
                 if not data:
+                    with self._lock:
+                        self._peer_closed += 1
                     return
                 with self._lock:
                     record.extend(data)
@@ -175,23 +184,21 @@ class Canary:
                     with self._lock:
                         self._requests.append(request)
                         self._changed.notify_all()
-                    for prefix, raw in self.script.items():
-                        if request.target.startswith(prefix):
-                            conn.sendall(raw)
-                            conn.shutdown(socket.SHUT_WR)
-                            return
+                    scripted = [raw for prefix, raw in self.script.items()
+                                if request.target.startswith(prefix)]
+                    if scripted and callable(scripted[0]):
+                        scripted[0](conn, request)  # it answers; the connection stays open
+                        continue
+                    if scripted:
+                        conn.sendall(scripted[0])
+                        conn.shutdown(socket.SHUT_WR)
+                        return
                     if request.target.startswith("/big/"):
                         self._send_big(conn, int(request.target[len("/big/"):]))
                         continue
                     if request.target.startswith("/hang"):
                         self._released.wait()
-                    body = json.dumps({"canary": self.name, "method": request.method,
-                                       "target": request.target,
-                                       "body": len(request.body)}).encode()
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                                 b"Content-Length: %d\r\n%s\r\n%s" % (
-                                     len(body), b"Connection: close\r\n" if self.close else b"",
-                                     body))
+                    self.answer(conn, request)
                     if self.close:
                         conn.shutdown(socket.SHUT_WR)
                         return
@@ -199,6 +206,14 @@ class Canary:
             return
         finally:
             conn.close()
+
+    def answer(self, conn, request):
+        """The usual answer: 200 with a JSON body naming the canary and the request."""
+        body = json.dumps({"canary": self.name, "method": request.method,
+                           "target": request.target, "body": len(request.body)}).encode()
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n%s\r\n%s" % (
+                         len(body), b"Connection: close\r\n" if self.close else b"", body))
 
     def _send_big(self, conn, size):
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size)

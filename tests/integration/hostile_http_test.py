@@ -92,6 +92,50 @@ BAD_RESPONSES = {
     "/bad/nothing": b"",
     "/bad/bad-chunk": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                        b"3\r\nabc\r\nzz\r\n"),
+    "/bad/truncated-body": b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello",
+    "/bad/unexpected-101": (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                            b"Connection: upgrade\r\n\r\n"),
+    "/bad/nul-in-field": b"HTTP/1.1 200 OK\r\nX-A: a\x00b\r\nContent-Length: 0\r\n\r\n",
+    "/bad/te-twice": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+                      b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+    "/bad/space-before-colon": b"HTTP/1.1 200 OK\r\nContent-Length : 0\r\n\r\n",
+    "/bad/connection-names-cl": (b"HTTP/1.1 200 OK\r\nConnection: content-length\r\n"
+                                 b"Content-Length: 5\r\n\r\nhello"),
+}
+
+# An upstream on a keep-alive connection that sends more than the response: "POISON" must
+# never reach a client (the connection is not reused with bytes pending).
+POISON = b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nPOISON"
+
+
+def _answer(raw, later=b""):
+    def answer(conn, request):
+        conn.sendall(raw)
+        if later:
+            DESYNC_SENT_LATER.clear()
+            conn.sendall(later)
+            DESYNC_SENT_LATER.set()
+    return answer
+
+
+def _h2c(conn, request):
+    """An upstream that takes an h2c upgrade whenever it is offered, then reads what comes."""
+    if request.header("upgrade"):
+        conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+                     b"Upgrade: h2c\r\n\r\n")
+    else:
+        CANARIES["desync"].answer(conn, request)
+
+
+CANARIES = {}
+DESYNC_SENT_LATER = __import__("threading").Event()
+DESYNC_RESPONSES = {
+    "/desync/h2c": _h2c,
+    "/desync/extra": _answer(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" + POISON),
+    "/desync/head": _answer(POISON),  # a body for HEAD
+    "/desync/204": _answer(b"HTTP/1.1 204 No Content\r\n\r\n" + POISON),
+    "/desync/304": _answer(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 6\r\n\r\n"
+                           b"POISON"),
 }
 
 
@@ -196,9 +240,27 @@ CASES = [
     Case("space_in_name", rq(headers=(("Host", "a.test"), b"X A: b\r\n")),
          400, "whitespace_before_colon"),
     Case("empty_name", rq(headers=(("Host", "a.test"), b": b\r\n")), 400, "invalid_header_name"),
+    Case("obs_text_in_name", rq(headers=(("Host", "a.test"), b"X-\xc4: 1\r\n")),
+         400, "invalid_header_name"),
+    Case("folded_first_field", rq(headers=(b" Host: a.test\r\n",)), 400, "obs_fold"),
+    Case("bare_lf_final_line", b"GET / HTTP/1.1\r\nHost: a.test\r\n\n",
+         400, "bare_lf"),
+    # obs-text in a value is allowed (RFC 9110 §5.5) and passes as it came.
+    Case("obs_text_in_value", rq("GET /obs HTTP/1.1", (("Host", "a.test"), b"X-A: \xc4\r\n")),
+         200, None, close=False,
+         forwards=to("public", "/obs", fields(x_a=["\xc4"]))),
     Case("no_colon", rq(headers=(("Host", "a.test"), b"X-Ab\r\n")), 400, "missing_colon"),
 
     # --- Request line and version --------------------------------------------------------
+    # Empty lines before the request line are skipped (RFC 9112 §2.2).
+    Case("leading_empty_lines", b"\r\n\r\n" + rq("GET /lead HTTP/1.1"), 200, None, close=False,
+         forwards=to("public", "/lead")),
+    Case("absolute_form_uppercase_scheme", rq("GET HTTP://a.test/up HTTP/1.1"), 200, None,
+         close=False, forwards=to("public", "/up")),
+    Case("absolute_form_other_scheme", rq("GET ftp://a.test/ HTTP/1.1"), 400, "invalid_target"),
+    Case("http10_keep_alive", rq("GET /ka HTTP/1.0", (("Connection", "keep-alive"),)), 200, None,
+         close=False, forwards=to("public", "/ka"),
+         check=lambda tc, r: tc.assertEqual(r.header("connection"), ["keep-alive"])),
     Case("http_1_2", rq("GET / HTTP/1.2"), 505, "http_version_not_supported"),
     Case("http_2_0_on_h1", rq("GET / HTTP/2.0"), 505, "http_version_not_supported"),
     Case("lowercase_version", rq("GET / http/1.1"), 400, "invalid_version"),
@@ -255,6 +317,10 @@ CASES = [
          400, "chunk_line_too_long", forwards="incomplete"),
     Case("chunk_extension_bad", post(CHUNKED, b"3;\x01\r\nabc\r\n0\r\n\r\n"), 400,
          "invalid_chunk_extension", forwards="incomplete"),
+    Case("chunk_size_trailing_space", post(CHUNKED, b"3 \r\nabc\r\n0\r\n\r\n"), 400,
+         "invalid_chunk_size", forwards="incomplete"),
+    Case("chunk_size_leading_zeros", post(CHUNKED, b"0003\r\nabc\r\n000\r\n\r\n"), 200, None,
+         close=False, forwards=to("public", "/", body_is(b"abc"))),
     Case("chunk_extension_ok", post(CHUNKED, b"3;name=value\r\nabc\r\n0\r\n\r\n"), 200, None,
          close=False, forwards=to("public", "/", body_is(b"abc"))),
     Case("trailer_obs_fold", post(CHUNKED, b"3\r\nabc\r\n0\r\nX-T: 1\r\n folded\r\n\r\n"),
@@ -300,6 +366,15 @@ CASES = [
          200, None, close=False, forwards=to("public", "/", lambda tc, r: (
              tc.assertEqual(r.body, b"abc"),
              tc.assertEqual(r.header("transfer-encoding"), ["chunked"])))),
+    # h2c by Upgrade is never tunnelled (h2c smuggling: the tunnel would carry later requests
+    # past routing): the request is served plainly, without its Upgrade and HTTP2-Settings.
+    Case("h2c_upgrade_not_tunnelled",
+         rq("GET /desync/h2c HTTP/1.1", (("Host", "a.test"),
+                                         ("Connection", "Upgrade, HTTP2-Settings"),
+                                         ("Upgrade", "h2c"), ("HTTP2-Settings", "AAMAAABkAAQAAP__"))),
+         200, None, close=False,
+         forwards=to("desync", "/desync/h2c", fields(upgrade=[], http2_settings=[],
+                                                     connection=[]))),
     Case("connection_close_wins", rq("GET /c HTTP/1.1", (("Host", "a.test"),
                                                         ("Connection", "keep-alive, close"))),
          200, None, close=True, forwards=to("public", "/c")),
@@ -331,6 +406,12 @@ CASES = [
          check=lambda tc, r: tc.assertEqual(r.header("location"), ["/admin"])),
     Case("path_bad_escape", rq("GET /adm%zzin HTTP/1.1"), 400, "invalid_path", close=False),
     Case("path_truncated_escape", rq("GET /admin%2 HTTP/1.1"), 400, "invalid_path", close=False),
+    Case("path_double_encoding_decoded_once", rq("GET /%2561dmin HTTP/1.1"), 200, None,
+         close=False, forwards=to("public", "/%2561dmin")),
+    Case("path_parameter", rq("GET /admin;x=1 HTTP/1.1"), 200, None, close=False,
+         forwards=to("public", "/admin;x=1")),
+    Case("path_trailing_slash", rq("GET /admin/ HTTP/1.1"), 200, None, close=False,
+         forwards=to("public", "/admin/")),
     Case("path_dot_dot_above_root", rq("GET /../../admin HTTP/1.1"), 200, None, close=False,
          forwards=to("admin", "/admin")),
     Case("path_query_untouched", rq("GET /admin?next=/../x HTTP/1.1"), 200, None, close=False,
@@ -355,7 +436,18 @@ CASES = [
         ("/bad/oversized-head", "header_section_too_large"),
         ("/bad/closed-in-head", "upstream_closed_in_head"),
         ("/bad/nothing", "upstream_closed"),
+        ("/bad/unexpected-101", "unexpected_upgrade"),
+        ("/bad/nul-in-field", "invalid_header_value"),
+        ("/bad/te-twice", "chunked_repeated"),
+        ("/bad/space-before-colon", "whitespace_before_colon"),
     ]
+] + [
+    # A Connection option naming Content-Length in a response: the field is dropped, the
+    # gateway frames the body itself (exactly one Content-Length).
+    Case("upstream_connection_names_content_length", rq("GET /bad/connection-names-cl HTTP/1.1"),
+         200, None, close=False, forwards=to("bad", "/bad/connection-names-cl"),
+         check=lambda tc, r: (tc.assertEqual(r.body, b"hello"),
+                              tc.assertEqual(r.header("content-length"), ["5"]))),
 ]
 
 
@@ -417,10 +509,13 @@ class HostileHttpTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         start_world(cls, {"public": Canary("public"), "admin": Canary("admin"),
-                          "bad": Canary("bad", BAD_RESPONSES, close=True)},
+                          "bad": Canary("bad", BAD_RESPONSES, close=True),
+                          "desync": CANARIES.setdefault("desync",
+                                                        Canary("desync", DESYNC_RESPONSES))},
                     [("public", "PathPrefix", "/", "public"),
                      ("admin", "Exact", "/admin", "admin"),
-                     ("bad", "PathPrefix", "/bad", "bad")],
+                     ("bad", "PathPrefix", "/bad", "bad"),
+                     ("desync", "PathPrefix", "/desync", "desync")],
                     ["--workers", "2", "--access-log", "off"],
                     ready_paths=("/", "/admin", "/bad/ready"))
 
@@ -471,6 +566,86 @@ class HostileHttpTest(unittest.TestCase):
                              "%s: counter %r; changed: %r" % (case.name, key, {
                                  k: v - before.get(k, 0) for k, v in after.items()
                                  if v != before.get(k, 0)}))
+
+    # --- Cases that do not fit the table -------------------------------------------------
+    def upstream_fails_after_head(self, path, reason):
+        """The upstream breaks its body after a head went out: the client gets that head, then
+        the connection closes before the body is complete (no second answer can follow)."""
+        before = self.rejected()
+        with RawClient(self.port) as client:
+            client.send(rq("GET %s HTTP/1.1" % path))
+            rest = client.read_to_eof()
+            self.assertTrue(rest.startswith(b"HTTP/1.1 200 OK\r\n"), rest[:200])
+            self.assertIsNone(__import__("canary_upstream").parse_response(rest), rest)
+        self.assertEqual(self.rejected().get((502, reason), 0) - before.get((502, reason), 0), 1)
+        self.assertEqual(len([r for r in self.canaries["bad"].requests() if r.target == path]),
+                         1 + self.sent_before.get(path, 0))
+        self.sent_before[path] = self.sent_before.get(path, 0) + 1
+        self.fresh_request_works()
+
+    sent_before = {}
+
+    def fresh_request_works(self):
+        with RawClient(self.port) as fresh:
+            fresh.send(rq("GET /fresh HTTP/1.1"))
+            answer = fresh.read_response()
+            self.assertEqual((answer.status, answer.json()["target"]), (200, "/fresh"))
+
+    def test_upstream_bad_chunk_with_the_head_is_502(self):
+        """The head and a broken chunk arrive together (one write of the canary): no byte went
+        to the client yet, so the answer is one 502, and the connection goes on."""
+        before = self.rejected()
+        with RawClient(self.port) as client:
+            client.send(rq("GET /bad/bad-chunk HTTP/1.1"))
+            r = client.read_response()
+            self.assertEqual(r.status, 502, r)
+            client.send(GET_PROBE)
+            self.assertEqual(client.read_response().json()["target"], "/probe")
+        key = (502, "bad_upstream_chunk")
+        self.assertEqual(self.rejected().get(key, 0) - before.get(key, 0), 1)
+        self.fresh_request_works()
+
+    def test_upstream_truncated_body(self):
+        self.upstream_fails_after_head("/bad/truncated-body", "upstream_closed_in_body")
+
+    def desync(self, method, path, status, body):
+        """The first answer is right, no later answer on any connection is the poison, and
+        the connection that carried it is closed by the gateway, not reused."""
+        canary = self.canaries["desync"]
+        closed = canary.peer_closed()
+        with RawClient(self.port) as client:
+            client.send(rq("%s %s HTTP/1.1" % (method, path)))
+            first = client.read_response(head_request=method == "HEAD")
+            self.assertEqual((first.status, first.body), (status, body))
+            wait_until(lambda: canary.peer_closed() > closed, 5,
+                       "the gateway to close the upstream connection that sent too much")
+            for i in range(3):
+                client.send(rq("GET /desync/next%d HTTP/1.1" % i))
+                r = client.read_response()
+                self.assertEqual((r.status, r.json()["target"]), (200, "/desync/next%d" % i))
+        self.fresh_request_works()
+
+    def test_upstream_extra_response_after_body(self):
+        self.desync("GET", "/desync/extra", 200, b"ok")
+
+    def test_upstream_body_for_head(self):
+        self.desync("HEAD", "/desync/head", 200, b"")
+
+    def test_upstream_body_after_204(self):
+        self.desync("GET", "/desync/204", 204, b"")
+
+    def test_upstream_body_after_304(self):
+        self.desync("GET", "/desync/304", 304, b"")
+
+    def test_client_half_close_after_request_is_answered(self):
+        """A client that sends its request and shuts down its write side still gets the answer,
+        then the close."""
+        with RawClient(self.port) as client:
+            client.send(rq("GET /half HTTP/1.1"))
+            client.sock.shutdown(__import__("socket").SHUT_WR)
+            r = client.read_response()
+            self.assertEqual((r.status, r.json()["target"]), (200, "/half"))
+            self.assertEqual(client.read_to_eof(), b"")
 
     def check_canaries(self, case, seen, probes):
         for name, canary in self.canaries.items():
