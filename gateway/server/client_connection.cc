@@ -947,6 +947,16 @@ bool ClientConnection::PumpResponse() {
           continue;
         }
       }
+      if (out_.size() - out_sent_ >= kMaxPendingOut) {
+        // Interim (1xx) heads the client has not taken yet: read no more of the upstream until
+        // it does (an upstream sending them without end must not grow out_ without bound).
+        const size_t pending = out_.size() - out_sent_;
+        FlushClient();
+        if (closed_) return true;
+        if (out_.size() - out_sent_ >= kMaxPendingOut) {
+          return progress || out_.size() - out_sent_ != pending;
+        }
+      }
       const size_t max_buffer = worker_->settings().response_limits.max_head_bytes + 4096;
       if (ReadUpstream(max_buffer) > 0) {
         progress = true;
