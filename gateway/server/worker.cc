@@ -292,14 +292,14 @@ void Worker::Accept(Acceptor* acceptor) {
       accept_blocked_ = false;
       spdlog::info("worker {}: accepting again on {}", index_, acceptor->socket().key());
     }
-    if (!AdmitConnection()) {
-      close(fd);  // at the cap with nothing idle to close: refused
-      Bump(counters_.connections_refused);
-      continue;
-    }
     const ListenerSocket& socket = acceptor->socket();
     if (socket.protocol() == "HTTPS" && acceptor->tls() == nullptr) {
       close(fd);  // no certificate (DataPlane::Prepare nacked the owners): refuse at once
+      continue;
+    }
+    if (!AdmitConnection()) {
+      close(fd);  // at the cap with nothing idle to close: refused
+      Bump(counters_.connections_refused);
       continue;
     }
     auto connection = std::make_unique<ClientConnection>(this, fd, socket.address(), socket.port(),
