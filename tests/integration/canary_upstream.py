@@ -8,8 +8,10 @@ naming the canary, the method, the target and the body length, on a keep-alive c
 A `script` maps a path prefix to raw bytes sent instead of the answer (then the connection is
 closed): a canary that answers malformed responses; a callable instead of bytes is called
 with (socket, Request) to answer as it likes, and the connection stays open. `close` makes
-every answer the last of its connection. Two paths are special: "/big/N" answers N body bytes (`big_sent()` counts what
-went out, so a test sees backpressure), and "/hang" answers only after `release()`.
+every answer the last of its connection. Some paths are special: "/big/N" answers N body
+bytes, "/interim/N" N bytes of "100 Continue" heads before the answer (`big_sent()` counts
+what went out of either, so a test sees backpressure), and "/hang" answers only after
+`release()`.
 
 Only the Python 3 standard library; a thread per connection. Nothing sleeps to synchronise:
 readers wait on sockets with deadlines.
@@ -196,6 +198,9 @@ class Canary:
                     if request.target.startswith("/big/"):
                         self._send_big(conn, int(request.target[len("/big/"):]))
                         continue
+                    if request.target.startswith("/interim/"):
+                        self._send_big(conn, int(request.target[len("/interim/"):]), interim=True)
+                        continue
                     if request.target.startswith("/hang"):
                         self._released.wait()
                     self.answer(conn, request)
@@ -215,15 +220,22 @@ class Canary:
                      b"Content-Length: %d\r\n%s\r\n%s" % (
                          len(body), b"Connection: close\r\n" if self.close else b"", body))
 
-    def _send_big(self, conn, size):
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size)
-        piece = b"x" * 65536
+    def _send_big(self, conn, size, interim=False):
+        """`size` bytes of body, or (interim) of "100 Continue" heads before an empty 200."""
+        if interim:
+            piece = b"HTTP/1.1 100 Continue\r\n\r\n" * 2730  # 65520 bytes
+            size -= size % len(piece)
+        else:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size)
+            piece = b"x" * 65536
         left = size
         while left > 0:
             n = conn.send(piece[:min(left, len(piece))])
             left -= n
             with self._lock:
                 self._big_sent += n
+        if interim:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
 
     def stop(self):
         self._released.set()

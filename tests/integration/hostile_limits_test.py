@@ -253,14 +253,14 @@ class LimitsTest(unittest.TestCase):
             r = c.read_response()
             self.assertEqual((r.status, r.json()["body"]), (200, len(body)))
 
-    def test_slow_reader_is_held_by_bounded_buffers(self):
-        traffic = Traffic(self.port)
+    def held_back(self, path, size):
+        """Asks for `path` on a socket that reads nothing; waits until the canary's sends stop
+        moving; returns (socket, bytes the canary got out)."""
         canary = self.canaries["public"]
-        size = 64 << 20
         sock = socket.socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
         sock.connect(("127.0.0.1", self.port))
-        sock.sendall(rq("GET /big/%d HTTP/1.1" % size))
+        sock.sendall(rq("GET %s HTTP/1.1" % path))
         sent_before = canary.big_sent()
         last = [-1, 0]
 
@@ -272,20 +272,53 @@ class LimitsTest(unittest.TestCase):
         wait_until(stalled, 20, "the upstream to be held back", interval=0.05)
         held = last[0]
         self.assertLess(held, 32 << 20, "a client reading nothing let %d bytes through" % held)
-        sys.stderr.write("slow reader: the upstream stopped after %.1f MiB of %d MiB\n" % (
-            held / 1048576, size >> 20))
-        received = 0
+        sys.stderr.write("%s: the upstream stopped after %.1f MiB of %d MiB\n" % (
+            path, held / 1048576, size >> 20))
+        return sock
+
+    def read_all(self, sock, length):
+        """Reads until `length` bytes came (or the peer closed); returns what came."""
+        data = bytearray()
+        sock.settimeout(10)
+        while len(data) < length:
+            piece = sock.recv(1 << 20)
+            if not piece:
+                break
+            data += piece
+        return data
+
+    def test_slow_reader_is_held_by_bounded_buffers(self):
+        traffic = Traffic(self.port)
+        size = 64 << 20
+        sock = self.held_back("/big/%d" % size, size)
         head = b""
         sock.settimeout(10)
         while b"\r\n\r\n" not in head:
             head += sock.recv(4096)
-        received = len(head) - head.index(b"\r\n\r\n") - 4
         self.assertTrue(head.startswith(b"HTTP/1.1 200"), head[:100])
+        received = len(head) - head.index(b"\r\n\r\n") - 4
         while received < size:
             data = sock.recv(1 << 20)
             self.assertTrue(data, "closed after %d of %d bytes" % (received, size))
             received += len(data)
         self.assertEqual(received, size)
+        sock.close()
+        traffic.check(self)
+
+    def test_slow_reader_of_interim_responses_is_held_too(self):
+        """An upstream sending 100 Continue heads without end to a client reading nothing:
+        interim answers obey the same bounded buffers as bodies."""
+        traffic = Traffic(self.port)
+        size = 64 << 20
+        sock = self.held_back("/interim/%d" % size, size)
+        interim = b"HTTP/1.1 100 Continue\r\n\r\n"
+        size -= size % (len(interim) * 2730)
+        final = b"HTTP/1.1 200 OK\r\n"
+        data = self.read_all(sock, size + len(final))
+        self.assertGreaterEqual(len(data), size + len(final))
+        self.assertEqual(bytes(data[:len(interim)]), interim)
+        self.assertEqual(bytes(data[:size]).count(interim), size // len(interim))
+        self.assertTrue(bytes(data[size:]).startswith(final), bytes(data[size:size + 100]))
         sock.close()
         traffic.check(self)
 
