@@ -117,15 +117,24 @@ class LimitsTest(unittest.TestCase):
         log_tail_on_failure(self)
 
     def rejects(self, raw, status, reason, whole=True):
-        """Sends `raw`; expects `status` and close, the canary untouched, the counter bumped."""
-        before, seen = rejected(self.gateway), self.canaries["public"].byte_count()
+        """Sends `raw`; expects `status` and close, the canary untouched (but for the ordinary
+        traffic meanwhile), the counter bumped."""
+        traffic = Traffic(self.port)
+        wait_until(lambda: traffic.ok >= 1 or traffic.failures, 10, "ordinary traffic")
+        before = rejected(self.gateway)
+        canary = self.canaries["public"]
+        bytes_before, requests_before = canary.byte_count(), len(canary.requests())
         with RawClient(self.port) as c:
             c.send(raw)
             r = c.read_response()
             self.assertEqual(r.status, status, r)
             self.assertIn("close", r.header("connection"))
             self.assertEqual(c.read_to_eof(), b"")
-        self.assertEqual(self.canaries["public"].byte_count(), seen)
+        traffic.check(self)
+        # Only the ordinary requests reached the canary, not a byte more.
+        added = canary.requests()[requests_before:]
+        self.assertEqual({r.target for r in added}, {"/ordinary"})
+        self.assertEqual(canary.byte_count() - bytes_before, sum(len(r.head) for r in added))
         self.assertEqual(rejected(self.gateway).get((status, reason), 0) -
                          before.get((status, reason), 0), 1, reason)
         return r
@@ -378,6 +387,7 @@ class LimitsTest(unittest.TestCase):
 
     # --- Keep-alive request cap, pipeline depth, 1-byte chunks -------------------------------
     def test_deep_pipeline_stops_at_the_keepalive_request_cap(self):
+        traffic = Traffic(self.port)
         canary = self.canaries["public"]
         first = len(canary.requests())
         with RawClient(self.port, timeout=10) as c:
@@ -390,6 +400,7 @@ class LimitsTest(unittest.TestCase):
             self.assertEqual(c.read_to_eof(), b"")
         targets = [r.target for r in canary.requests()[first:] if r.target.startswith("/p")]
         self.assertEqual(targets, ["/p%d" % i for i in range(MAX_REQUESTS)])
+        traffic.check(self)
 
     def test_one_byte_chunks(self):
         traffic = Traffic(self.port)
