@@ -224,6 +224,10 @@ class LimitsTest(unittest.TestCase):
             self.assertEqual(c.read_to_eof(), b"")
             c.close()
         # Absolute: not before the deadline, and not pushed back by the bytes that kept coming.
+        sys.stderr.write("slowloris: %d connections answered 408 after %.3f-%.3f s (deadline "
+                         "%.3f s), %d bytes of %d sent\n" % (
+                             len(clients), min(answered.values()), max(answered.values()),
+                             HEADER_DEADLINE_MS / 1000, sent, len(head)))
         self.assertGreaterEqual(min(answered.values()), HEADER_DEADLINE_MS / 1000 - 0.05)
         self.assertLess(max(answered.values()), HEADER_DEADLINE_MS / 1000 + 1.0)
         for c in silent:  # nothing to answer: closed without a response
@@ -454,6 +458,9 @@ class DescriptorExhaustionTest(unittest.TestCase):
             flood.append(c)
         wait_until(lambda: dataplane(self.gateway)["connectionsShed"] >= files - cap, 10,
                    "idle connections shed at the derived cap")
+        sys.stderr.write("descriptors: RLIMIT_NOFILE %d, derived cap %d, %d connections, %d "
+                         "shed\n" % (files, cap, files,
+                                      dataplane(self.gateway)["connectionsShed"]))
         self.assertEqual(dataplane(self.gateway)["acceptFailures"], 0)
         for c in flood:
             c.close()
@@ -472,7 +479,10 @@ class DescriptorExhaustionTest(unittest.TestCase):
         start = time.monotonic()
         r = waiting.read_response()
         self.assertEqual(r.status, 200)
-        self.assertLess(time.monotonic() - start, 1.0, "served once descriptors came free")
+        elapsed = time.monotonic() - start
+        sys.stderr.write("descriptors: a connection queued while accept(2) had none was served "
+                         "%.3f s after they came free\n" % elapsed)
+        self.assertLess(elapsed, 1.0, "served once descriptors came free")
         waiting.close()
         self.gateway.check_alive()
 
