@@ -68,7 +68,7 @@ struct WorkerCounters {
   std::atomic<uint64_t> connections_shed{0};     // idle ones closed at the cap for a new one
   std::atomic<uint64_t> connections_refused{0};  // new ones closed at the cap (none idle)
   std::atomic<uint64_t> accept_failures{0};      // accept(2) out of descriptors or memory
-  RejectCounters rejected;  // by status and reason (reject_counters.h)
+  RejectCounters rejected;                       // by status and reason (reject_counters.h)
 };
 
 class Worker {
