@@ -55,8 +55,8 @@
 //                                           #   at the cap the longest-idle connection is
 //                                           #   closed for a new one (else it is refused);
 //                                           #   0: half the open-file limit less 64
-//   max_requests_per_connection = 1000      # then "Connection: close" (nginx's
-//                                           #   keepalive_requests); 0: unlimited
+//   max_requests_per_connection = 0         # then "Connection: close"; 0: unlimited (as
+//                                           #   Envoy; nginx's keepalive_requests is 1000)
 //   [conf_sync_security]                    # mutual TLS to the controller (core/sync/
 //   ...                                     #   sync_security.h); absent: plaintext
 // Relative paths are relative to the file.
@@ -122,7 +122,7 @@ struct GatewayConfig {
   int64_t max_body_bytes = 0;  // 0: unlimited
   int64_t upstream_keepalive = 256;
   int64_t max_connections = 0;  // 0: derived from RLIMIT_NOFILE (DefaultMaxConnections)
-  int64_t max_requests_per_connection = 1000;  // 0: unlimited
+  int64_t max_requests_per_connection = 0;  // 0: unlimited (Envoy's default; nginx: 1000)
   core::SyncSecurity sync_security;  // [conf_sync_security]; disabled when absent
   // The TOML file the settings came from ("" when none); informational.
   std::string config_file;

@@ -45,7 +45,7 @@ struct ProxySettings {
   // silent) for a new one, and refuses the new one when none is idle. 0: unlimited.
   size_t max_connections = 0;
   // Requests served on one connection; the last is answered with "Connection: close". 0: no cap.
-  uint64_t max_requests_per_connection = 1000;
+  uint64_t max_requests_per_connection = 0;
 
   // After traffic, a worker keeps polling this long (microseconds) before it sleeps (EventLoop
   // busy polling); 0: it sleeps at once.
