@@ -123,6 +123,7 @@ int main(int argc, char** argv) {
   portico::gateway::server::ProxySettings& settings = plane_options.settings;
   settings.header_read_timeout_ms = static_cast<uint64_t>(config->header_read_timeout_ms);
   settings.idle_timeout_ms = static_cast<uint64_t>(config->idle_timeout_ms);
+  settings.body_read_timeout_ms = static_cast<uint64_t>(config->body_read_timeout_ms);
   settings.busy_poll_us = static_cast<uint64_t>(config->busy_poll_us);
   settings.escaped_slashes = *portico::gateway::http::ParseEscapedSlashes(config->escaped_slashes);
   settings.connect_timeout_ms = static_cast<uint64_t>(config->connect_timeout_ms);
@@ -131,10 +132,15 @@ int main(int argc, char** argv) {
   settings.tunnel_idle_timeout_ms = static_cast<uint64_t>(config->tunnel_idle_timeout_ms);
   settings.drain_idle_timeout_ms = static_cast<uint64_t>(config->drain_idle_timeout_ms);
   settings.request_limits.max_request_line = static_cast<size_t>(config->max_request_line);
+  settings.request_limits.max_field_line = static_cast<size_t>(config->max_header_line);
   settings.request_limits.max_head_bytes = static_cast<size_t>(config->max_header_bytes);
   settings.request_limits.max_headers = static_cast<size_t>(config->max_headers);
   settings.max_body_bytes = static_cast<uint64_t>(config->max_body_bytes);
   settings.max_idle_upstream_per_endpoint = static_cast<size_t>(config->upstream_keepalive);
+  settings.max_connections =
+      static_cast<size_t>(config->max_connections > 0 ? config->max_connections
+                                                      : portico::gateway::DefaultMaxConnections());
+  settings.max_requests_per_connection = static_cast<uint64_t>(config->max_requests_per_connection);
   // Declared before the runtime: the consumer outlives it.
   portico::gateway::server::DataPlane data_plane(plane_options);
   if (Status started = data_plane.Start(); !started.ok()) {

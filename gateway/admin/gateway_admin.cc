@@ -280,6 +280,26 @@ std::string RenderPlaneStats(const server::DataPlaneStats& s) {
   w.Uint64(s.filter_calls_in_flight);
   w.Key("tlsFailures");
   w.Uint64(s.tls_failures);
+  w.Key("connectionsShed");
+  w.Uint64(s.connections_shed);
+  w.Key("connectionsRefused");
+  w.Uint64(s.connections_refused);
+  w.Key("acceptFailures");
+  w.Uint64(s.accept_failures);
+  // Local error answers by status and reason: [{"status": 400, "reason": "bare_lf", "count": 2}].
+  w.Key("rejected");
+  w.StartArray();
+  for (const auto& [key, count] : s.rejected) {
+    w.StartObject();
+    w.Key("status");
+    w.Int(key.first);
+    w.Key("reason");
+    w.String(key.second.data(), static_cast<rapidjson::SizeType>(key.second.size()));
+    w.Key("count");
+    w.Uint64(count);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   return Done(buffer);
 }
@@ -543,6 +563,21 @@ std::string RenderGatewayMetrics(const SyncStatus& s, const core::RuntimeStats& 
          "Filters' outbound calls in flight", p.filter_calls_in_flight);
   Metric(out, "portico_gateway_tls_failures_total", "counter",
          "TLS sessions that failed (handshake refused or broken record)", p.tls_failures);
+  Metric(out, "portico_gateway_connections_shed_total", "counter",
+         "Idle client connections closed at the connection cap to admit a new one",
+         p.connections_shed);
+  Metric(out, "portico_gateway_connections_refused_total", "counter",
+         "New client connections closed at the connection cap (none idle)", p.connections_refused);
+  Metric(out, "portico_gateway_accept_failures_total", "counter",
+         "accept(2) calls that ran out of file descriptors or memory", p.accept_failures);
+  out +=
+      "# HELP portico_gateway_rejected_total Requests answered locally with an error (or "
+      "ended after their response began), by status and reason\n"
+      "# TYPE portico_gateway_rejected_total counter\n";
+  for (const auto& [key, count] : p.rejected) {
+    out += "portico_gateway_rejected_total{code=\"" + std::to_string(key.first) + "\",reason=\"" +
+           EscapeLabel(key.second) + "\"} " + std::to_string(count) + "\n";
+  }
   return out;
 }
 

@@ -61,6 +61,8 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "A request head must arrive within this (then 408)");
   Setting(app, flags, "--idle-timeout-ms", &GatewayConfig::idle_timeout_ms,
           "Close client connections idle between requests for this long");
+  Setting(app, flags, "--body-read-timeout-ms", &GatewayConfig::body_read_timeout_ms,
+          "No byte of a request body the gateway waits for, this long: 408");
   Setting(app, flags, "--connect-timeout-ms", &GatewayConfig::connect_timeout_ms,
           "Upstream connect timeout (then 503)");
   Setting(app, flags, "--upstream-timeout-ms", &GatewayConfig::upstream_timeout_ms,
@@ -77,6 +79,8 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "before that is answered with Connection: close)");
   Setting(app, flags, "--max-request-line", &GatewayConfig::max_request_line,
           "Longest request line (then 414)");
+  Setting(app, flags, "--max-header-line", &GatewayConfig::max_header_line,
+          "Longest request header field line (then 431)");
   Setting(app, flags, "--max-header-bytes", &GatewayConfig::max_header_bytes,
           "Largest request head (then 431)");
   Setting(app, flags, "--max-headers", &GatewayConfig::max_headers,
@@ -85,6 +89,13 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "Largest request body (then 413; 0: unlimited)");
   Setting(app, flags, "--upstream-keepalive", &GatewayConfig::upstream_keepalive,
           "Idle upstream connections kept per endpoint and worker");
+  Setting(app, flags, "--max-connections", &GatewayConfig::max_connections,
+          "Client connections (shared out over the workers; at the cap the longest-idle one is "
+          "closed for a new one, else the new one is refused); 0: half the open-file limit "
+          "less 64");
+  Setting(app, flags, "--max-requests-per-connection", &GatewayConfig::max_requests_per_connection,
+          "Requests served on one client connection, the last with Connection: close "
+          "(0: unlimited)");
   app.add_option("--sync-ca-file", flags->sync_ca_file,
                  "ConfigSync mutual TLS: CA certificate (PEM) the controller's certificate "
                  "chains to (with --sync-cert-file and --sync-key-file)");

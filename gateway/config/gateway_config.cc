@@ -4,9 +4,11 @@
 #include "core/common/toml_reader.h"
 #include "gateway/http/path_normalize.h"
 
+#include <sys/resource.h>
 #include <toml++/toml.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <climits>
@@ -59,6 +61,7 @@ std::vector<Range> DataPlaneRanges(const GatewayConfig& c) {
       {"busy_poll_us", c.busy_poll_us, 0, 10'000},
       {"timeouts.header_read_ms", c.header_read_timeout_ms, 1, kDay},
       {"timeouts.idle_ms", c.idle_timeout_ms, 1, kDay},
+      {"timeouts.body_read_ms", c.body_read_timeout_ms, 1, kDay},
       {"timeouts.connect_ms", c.connect_timeout_ms, 1, kDay},
       {"timeouts.upstream_ms", c.upstream_timeout_ms, 1, kDay},
       {"timeouts.upstream_idle_ms", c.upstream_idle_timeout_ms, 1, kDay},
@@ -66,10 +69,13 @@ std::vector<Range> DataPlaneRanges(const GatewayConfig& c) {
       {"timeouts.drain_ms", c.drain_timeout_ms, 0, kDay},
       {"timeouts.drain_idle_ms", c.drain_idle_timeout_ms, 0, kDay},
       {"limits.max_request_line", c.max_request_line, 64, 1 << 20},
+      {"limits.max_header_line", c.max_header_line, 64, 16 << 20},
       {"limits.max_header_bytes", c.max_header_bytes, 256, 16 << 20},
       {"limits.max_headers", c.max_headers, 1, 10'000},
       {"limits.max_body_bytes", c.max_body_bytes, 0, INT64_MAX},
       {"limits.upstream_keepalive", c.upstream_keepalive, 0, 100'000},
+      {"limits.max_connections", c.max_connections, 0, 10'000'000},
+      {"limits.max_requests_per_connection", c.max_requests_per_connection, 0, INT64_MAX},
   };
 }
 
@@ -90,6 +96,13 @@ StatusOr<GatewayRef> ParseGatewayRef(std::string_view text) {
                                 "\": expected \"namespace/name\" or \"name\"");
   }
   return ref;
+}
+
+int64_t DefaultMaxConnections() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 1 << 20;
+  const int64_t files = static_cast<int64_t>(std::min<rlim_t>(limit.rlim_cur, 1 << 22));
+  return std::max<int64_t>(16, (files - 64) / 2);
 }
 
 std::string DefaultGatewayName() {
@@ -250,6 +263,7 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, GatewayConfi
     Reader reader(file, *timeouts, "timeouts.");
     PORTICO_RETURN_IF_ERROR(reader.Int("header_read_ms", 1, kDay, &config->header_read_timeout_ms));
     PORTICO_RETURN_IF_ERROR(reader.Int("idle_ms", 1, kDay, &config->idle_timeout_ms));
+    PORTICO_RETURN_IF_ERROR(reader.Int("body_read_ms", 1, kDay, &config->body_read_timeout_ms));
     PORTICO_RETURN_IF_ERROR(reader.Int("connect_ms", 1, kDay, &config->connect_timeout_ms));
     PORTICO_RETURN_IF_ERROR(reader.Int("upstream_ms", 1, kDay, &config->upstream_timeout_ms));
     PORTICO_RETURN_IF_ERROR(
@@ -263,12 +277,16 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, GatewayConfi
   if (const toml::table* limits = top.Table("limits", &status)) {
     Reader reader(file, *limits, "limits.");
     PORTICO_RETURN_IF_ERROR(reader.Int("max_request_line", 64, 1 << 20, &config->max_request_line));
+    PORTICO_RETURN_IF_ERROR(reader.Int("max_header_line", 64, 16 << 20, &config->max_header_line));
     PORTICO_RETURN_IF_ERROR(
         reader.Int("max_header_bytes", 256, 16 << 20, &config->max_header_bytes));
     PORTICO_RETURN_IF_ERROR(reader.Int("max_headers", 1, 10'000, &config->max_headers));
     PORTICO_RETURN_IF_ERROR(reader.Int("max_body_bytes", 0, INT64_MAX, &config->max_body_bytes));
     PORTICO_RETURN_IF_ERROR(
         reader.Int("upstream_keepalive", 0, 100'000, &config->upstream_keepalive));
+    PORTICO_RETURN_IF_ERROR(reader.Int("max_connections", 0, 10'000'000, &config->max_connections));
+    PORTICO_RETURN_IF_ERROR(reader.Int("max_requests_per_connection", 0, INT64_MAX,
+                                       &config->max_requests_per_connection));
     PORTICO_RETURN_IF_ERROR(reader.Finish());
   }
   PORTICO_RETURN_IF_ERROR(status);

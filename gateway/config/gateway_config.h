@@ -35,6 +35,8 @@
 //   [timeouts]                              # data plane, in milliseconds
 //   header_read_ms   = 10000                # a whole request head (absolute; then 408)
 //   idle_ms          = 60000                # a client connection between requests
+//   body_read_ms     = 60000                # no byte of a request body the gateway waits for
+//                                           #   (then 408; nginx's client_body_timeout)
 //   connect_ms       = 1000                 # an upstream connect (then 503)
 //   upstream_ms      = 60000                # no byte moved on a proxied exchange (then 504)
 //   upstream_idle_ms = 60000                # a pooled idle upstream connection
@@ -44,10 +46,17 @@
 //                                           #   (a request before that is answered, with close)
 //   [limits]
 //   max_request_line   = 8192               # longer: 414
+//   max_header_line    = 16384              # a longer field line: 431 (nginx: 8 KiB)
 //   max_header_bytes   = 65536              # a longer head: 431
 //   max_headers        = 100                # more fields: 431
 //   max_body_bytes     = 0                  # request bodies; 0: unlimited (else 413)
 //   upstream_keepalive = 256                # idle upstream connections per endpoint and worker
+//   max_connections    = 0                  # client connections, shared out over the workers;
+//                                           #   at the cap the longest-idle connection is
+//                                           #   closed for a new one (else it is refused);
+//                                           #   0: half the open-file limit less 64
+//   max_requests_per_connection = 0         # then "Connection: close"; 0: unlimited (as
+//                                           #   Envoy; nginx's keepalive_requests is 1000)
 //   [conf_sync_security]                    # mutual TLS to the controller (core/sync/
 //   ...                                     #   sync_security.h); absent: plaintext
 // Relative paths are relative to the file.
@@ -98,6 +107,7 @@ struct GatewayConfig {
   // [timeouts] (milliseconds)
   int64_t header_read_timeout_ms = 10'000;
   int64_t idle_timeout_ms = 60'000;
+  int64_t body_read_timeout_ms = 60'000;
   int64_t connect_timeout_ms = 1'000;
   int64_t upstream_timeout_ms = 60'000;
   int64_t upstream_idle_timeout_ms = 60'000;
@@ -106,10 +116,13 @@ struct GatewayConfig {
   int64_t drain_idle_timeout_ms = 1'000;  // while draining: an idle connection closes after this
   // [limits]
   int64_t max_request_line = 8 * 1024;
+  int64_t max_header_line = 16 * 1024;
   int64_t max_header_bytes = 64 * 1024;
   int64_t max_headers = 100;
   int64_t max_body_bytes = 0;  // 0: unlimited
   int64_t upstream_keepalive = 256;
+  int64_t max_connections = 0;  // 0: derived from RLIMIT_NOFILE (DefaultMaxConnections)
+  int64_t max_requests_per_connection = 0;  // 0: unlimited (Envoy's default; nginx: 1000)
   core::SyncSecurity sync_security;  // [conf_sync_security]; disabled when absent
   // The TOML file the settings came from ("" when none); informational.
   std::string config_file;
@@ -128,6 +141,11 @@ struct GatewayConfig {
 // ParseGatewayRef reads "namespace/name" or "name" (namespace "default"). INVALID_ARGUMENT for
 // empty parts or more than one '/'.
 StatusOr<GatewayRef> ParseGatewayRef(std::string_view text);
+
+// DefaultMaxConnections is the client-connection cap when max_connections is 0: half of the
+// soft RLIMIT_NOFILE less 64 descriptors (each proxied connection may hold an upstream one;
+// plugins, gRPC, epoll and logs need some), at least 16.
+int64_t DefaultMaxConnections();
 
 // DefaultGatewayName is the host name ("portico-gateway" when it cannot be read).
 std::string DefaultGatewayName();

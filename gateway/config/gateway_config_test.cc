@@ -105,6 +105,7 @@ escaped_slashes = "KeepUnchanged"
 [timeouts]
 header_read_ms = 5000
 idle_ms = 30000
+body_read_ms = 7000
 connect_ms = 250
 upstream_ms = 15000
 upstream_idle_ms = 20000
@@ -113,10 +114,13 @@ drain_ms = 250
 drain_idle_ms = 300
 [limits]
 max_request_line = 4096
+max_header_line = 2048
 max_header_bytes = 32768
 max_headers = 50
 max_body_bytes = 1048576
 upstream_keepalive = 16
+max_connections = 5000
+max_requests_per_connection = 1000
 )",
                                   "/etc/portico/portico-gateway.toml", &config);
   ASSERT_TRUE(status.ok()) << status;
@@ -137,12 +141,22 @@ upstream_keepalive = 16
   EXPECT_EQ(config.max_headers, 50);
   EXPECT_EQ(config.max_body_bytes, 1048576);
   EXPECT_EQ(config.upstream_keepalive, 16);
+  EXPECT_EQ(config.body_read_timeout_ms, 7000);
+  EXPECT_EQ(config.max_header_line, 2048);
+  EXPECT_EQ(config.max_connections, 5000);
+  EXPECT_EQ(config.max_requests_per_connection, 1000);
   EXPECT_TRUE(config.Validate().ok());
   GatewayConfig off;
   ASSERT_TRUE(ParseConfigToml("access_log = \"off\"\n", "g.toml", &off).ok());
   EXPECT_EQ(off.access_log, "off");
   off.connect_timeout_ms = 0;
   EXPECT_FALSE(off.Validate().ok());
+  // The defaults of the limits (no keep-alive request cap, as Envoy; a cap derived from the fd
+  // limit).
+  EXPECT_EQ(defaults.max_header_line, 16 * 1024);
+  EXPECT_EQ(defaults.max_requests_per_connection, 0);
+  EXPECT_EQ(defaults.max_connections, 0);
+  EXPECT_GE(DefaultMaxConnections(), 16);
 }
 
 TEST(GatewayConfigTest, AdminOffLoopbackNeedsAToken) {

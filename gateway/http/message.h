@@ -35,10 +35,13 @@ enum class BodyFraming : uint8_t {
 };
 
 // HeadLimits bounds a request or response head. A request answers 414 when the request line is
-// longer than max_request_line and 431 when the head (start line, fields and the final CRLF) is
-// longer than max_head_bytes or holds more than max_headers fields; a response answers 502.
+// longer than max_request_line, 431 when one field line (name, colon and value, without CRLF) is
+// longer than max_field_line, and 431 when the head (start line, fields and the final CRLF) is
+// longer than max_head_bytes or holds more than max_headers fields; a response answers 502
+// (max_field_line applies to requests only: a response's fields are bounded by the head).
 struct HeadLimits {
   size_t max_request_line = 8 * 1024;
+  size_t max_field_line = 16 * 1024;
   size_t max_head_bytes = 64 * 1024;
   size_t max_headers = 100;
 };

@@ -105,6 +105,9 @@ ParseResult RequestParser::Parse(std::string_view buffer) {
       HeaderField field;
       if (const char* after = internal::TryFieldLine(s, b + n, &field)) {
         const size_t next = static_cast<size_t>(after - b);
+        if (next - line_start_ - 1 > limits_.max_field_line + 1) {
+          return Fail(431, "header_line_too_long");
+        }
         if (next > limits_.max_head_bytes) return Fail(431, "header_section_too_large");
         if (head_.headers.size() >= limits_.max_headers) return Fail(431, "too_many_headers");
         head_.headers.push_back(field);
@@ -122,6 +125,8 @@ ParseResult RequestParser::Parse(std::string_view buffer) {
         if (n - line_start_ > limits_.max_request_line + 1) {
           return Fail(414, "request_line_too_long");
         }
+      } else if (n - line_start_ > limits_.max_field_line + 1) {
+        return Fail(431, "header_line_too_long");
       }
       if (n > limits_.max_head_bytes) return Fail(431, "header_section_too_large");
       return ParseResult::kNeedMore;
@@ -134,6 +139,8 @@ ParseResult RequestParser::Parse(std::string_view buffer) {
       if (lf - line_start_ > limits_.max_request_line + 1) {
         return Fail(414, "request_line_too_long");
       }
+    } else if (lf - line_start_ > limits_.max_field_line + 1) {
+      return Fail(431, "header_line_too_long");
     }
     if (lf > limits_.max_head_bytes) return Fail(431, "header_section_too_large");
     if (lf == line_start_ || b[lf - 1] != '\r') return Fail(400, "bare_lf");
@@ -264,6 +271,7 @@ ParseResult RequestParser::Finish() {
   bool connection_close = false;
   bool connection_keep_alive = false;
   bool connection_upgrade = false;
+  bool connection_lists_content_length = false;
   for (const HeaderField& field : head_.headers) {
     const std::string_view name = field.name;
     const std::string_view value = field.value;
@@ -291,6 +299,7 @@ ParseResult RequestParser::Finish() {
             if (TokenEquals(element, "close")) connection_close = true;
             if (TokenEquals(element, "keep-alive")) connection_keep_alive = true;
             if (TokenEquals(element, "upgrade")) connection_upgrade = true;
+            if (TokenEquals(element, "content-length")) connection_lists_content_length = true;
             return true;
           });
         }
@@ -327,6 +336,9 @@ ParseResult RequestParser::Finish() {
         break;
     }
   }
+  // A proxy drops the fields Connection names (RFC 9110 §7.6.1): with Content-Length among them
+  // the body would go upstream without its framing, to be read there as the next request.
+  if (connection_lists_content_length) return Fail(400, "connection_lists_content_length");
   if (has_transfer_encoding) {
     if (has_content_length) return Fail(400, "content_length_with_transfer_encoding");
     if (head_.version_minor == 0) return Fail(400, "transfer_encoding_in_http10");
@@ -343,6 +355,15 @@ ParseResult RequestParser::Finish() {
   if (head_.target_form == TargetForm::kAbsolute) head_.host = head_.authority;
   head_.keep_alive = !connection_close && (head_.version_minor == 1 || connection_keep_alive);
   if (!connection_upgrade || head_.version_minor == 0) head_.upgrade = {};
+  // HTTP/2 over cleartext by Upgrade (deprecated by RFC 9113 §3.1) is never a tunnel: an
+  // upstream accepting it would take every later request on the connection straight from the
+  // client, past routing and filters (h2c smuggling). Served as a plain request, as Envoy does.
+  if (!head_.upgrade.empty()) {
+    ForEachListElement(head_.upgrade, [&](std::string_view protocol) {
+      if (TokenEquals(protocol.substr(0, protocol.find('/')), "h2c")) head_.upgrade = {};
+      return !head_.upgrade.empty();
+    });
+  }
   state_ = ParseResult::kComplete;
   return state_;
 }

@@ -25,12 +25,16 @@
 // exactly one Host and HTTP/1.0 at most one, whose value is empty or, by the grammar, uri-host
 // [":" port] (IsValidHostPort: a port of digits up to 65535, brackets only around an IP literal,
 // valid '%' escapes, no userinfo); Content-Length is one field of 1*DIGIT <= 2^63-1 (a second
-// one, equal or not, and a list like "5, 5" are rejected); Transfer-Encoding with
+// one, equal or not, and a list like "5, 5" are rejected); a Connection field listing
+// Content-Length is rejected (a proxy drops what Connection names, which would forward the body
+// unframed: "connection_lists_content_length"); Transfer-Encoding with
 // Content-Length, in an HTTP/1.0 request, not ending in chunked, or with chunked twice is
 // rejected; a chunked request with another coding before it (gzip, unknown) is 501, as nginx
 // does; an Expect other than 100-continue is 417. Limits (HeadLimits): a request line longer
-// than max_request_line is 414; a head longer than max_head_bytes or with more than max_headers
-// fields is 431.
+// than max_request_line is 414; a field line longer than max_field_line ("header_line_too_long",
+// also the final empty line's run: any line after the request line), a head longer than
+// max_head_bytes or with more than max_headers fields is 431. Each limit is checked as soon as
+// an unfinished line passes it.
 //
 // Thread-safety: none; one parser per connection (worker thread). Ownership: RequestHead holds
 // views into the caller's buffer, valid while those bytes stay where they are.
@@ -84,7 +88,8 @@ struct RequestHead {
   bool keep_alive = true;        // 1.1 unless "Connection: close"; 1.0 only with "keep-alive".
   bool expect_continue = false;  // "Expect: 100-continue" on HTTP/1.1.
   // The Upgrade field's value when the request asks to switch protocols (HTTP/1.1, with
-  // "upgrade" in Connection, RFC 9110 §7.8); empty otherwise.
+  // "upgrade" in Connection, RFC 9110 §7.8); empty otherwise, and empty when it offers h2c
+  // (never tunnelled: h2c smuggling).
   std::string_view upgrade;
 };
 

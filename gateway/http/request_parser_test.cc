@@ -154,6 +154,17 @@ TEST(RequestParserTest, ExpectAndUpgrade) {
   EXPECT_FALSE(parser.head().expect_continue);
 }
 
+TEST(RequestParserTest, H2cUpgradeIsAPlainRequest) {
+  for (std::string_view upgrade : {"h2c", "websocket, H2C", "h2c/1"}) {
+    RequestParser parser;
+    ASSERT_EQ(parser.Parse("GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+                           "Upgrade: " +
+                           std::string(upgrade) + "\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n"),
+              ParseResult::kComplete);
+    EXPECT_EQ(parser.head().upgrade, "") << upgrade;
+  }
+}
+
 TEST(RequestParserTest, UpgradeNeedsConnectionUpgradeAndHttp11) {
   RequestParser parser;
   ASSERT_EQ(parser.Parse("GET /ws HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade\r\n"
@@ -406,6 +417,13 @@ std::vector<RejectCase> RejectCases() {
        "content_length_with_transfer_encoding"},
       {"DuplicateClDiffering", Req("Content-Length: 5\r\nContent-Length: 6\r\n"), 400,
        "duplicate_content_length"},
+      // A proxy drops the fields Connection names: dropping Content-Length would forward a
+      // body without its framing (the upstream would read it as the next request).
+      {"ConnectionListsContentLength",
+       Req("Connection: close, Content-Length\r\nContent-Length: 5\r\n"), 400,
+       "connection_lists_content_length"},
+      {"ConnectionListsContentLengthWithoutOne", Req("Connection: CONTENT-LENGTH\r\n"), 400,
+       "connection_lists_content_length"},
       // Beast 1.74 accepts repeated equal Content-Length.
       {"DuplicateClEqual", Req("Content-Length: 5\r\nContent-Length: 5\r\n"), 400,
        "duplicate_content_length"},
@@ -581,6 +599,27 @@ TEST(RequestParserLimitsTest, RequestLineTooLong) {
   EXPECT_EQ(parser.Parse(line.substr(0, 65)), ParseResult::kNeedMore);
 }
 
+TEST(RequestParserLimitsTest, FieldLineTooLong) {
+  HeadLimits limits;
+  limits.max_field_line = 20;
+  RequestParser parser(limits);
+  const std::string at_limit = "X: " + std::string(17, 'v');  // 20 bytes without CRLF
+  EXPECT_EQ(parser.Parse("GET / HTTP/1.1\r\nHost: h\r\n" + at_limit + "\r\n\r\n"),
+            ParseResult::kComplete);
+  const std::string request = "GET / HTTP/1.1\r\nHost: h\r\n" + at_limit + "v\r\n\r\n";
+  parser.Reset();
+  EXPECT_EQ(parser.Parse(request), ParseResult::kError);
+  EXPECT_EQ(parser.error().status, 431);
+  EXPECT_EQ(parser.error().reason, "header_line_too_long");
+  // Without waiting for the line end: 22 bytes without LF cannot be a line of 20 and a CR.
+  const size_t line_start = request.find("X:");
+  parser.Reset();
+  EXPECT_EQ(parser.Parse(request.substr(0, line_start + 22)), ParseResult::kError);
+  EXPECT_EQ(parser.error().reason, "header_line_too_long");
+  parser.Reset();
+  EXPECT_EQ(parser.Parse(request.substr(0, line_start + 21)), ParseResult::kNeedMore);
+}
+
 TEST(RequestParserLimitsTest, HeadTooLarge) {
   HeadLimits limits;
   limits.max_head_bytes = 100;
@@ -705,6 +744,7 @@ TEST(RequestParserTest, IncrementalParsingAgreesOnMutatedInputs) {
 TEST(RequestParserTest, IncrementalParsingAgreesNearLimits) {
   HeadLimits limits;
   limits.max_request_line = 45;
+  limits.max_field_line = 30;
   limits.max_head_bytes = 150;
   limits.max_headers = 5;
   CheckIncrementalAgreement(limits, 77, 3000);

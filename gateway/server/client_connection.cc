@@ -155,7 +155,9 @@ void ClientConnection::Drive() {
     }
     if (!progress) break;
   }
-  if (!closed_) UpdateTimer();
+  if (closed_) return;
+  UpdateTimer();
+  worker_->SetIdle(this, phase_ == Phase::kHead && !in_request_ && in_.empty());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -471,8 +473,13 @@ void ClientConnection::StartRequest() {
   client_minor_ = head.version_minor;
   head_request_ = head.method_id == http::Method::kHead;
   close_after_ = !head.keep_alive || draining_;
+  // The connection's last request (nginx's keepalive_requests): answered with close.
+  const uint64_t max_requests = worker_->settings().max_requests_per_connection;
+  if (max_requests != 0 && ++requests_served_ >= max_requests) close_after_ = true;
   BeginRequestCommon();
   req_.framing = head.framing;
+  last_body_read_ms_ = worker_->loop().now_ms();
+  body_stalled_ = false;
   // An upgrade with a request body is served as a plain request (nothing to switch after).
   upgrade_ = !head.upgrade.empty() && head.framing == BodyFraming::kNone;
   req_.remaining = head.framing == BodyFraming::kContentLength ? head.content_length : 0;
@@ -904,8 +911,10 @@ bool ClientConnection::PumpRequestBody() {
     const bool need_input = req_.framing == BodyFraming::kContentLength
                                 ? in_.empty()
                                 : (in_.empty() && up_out_.size() - up_out_sent_ < kMaxPendingOut);
+    body_stalled_ = false;
     if (!need_input) break;
     if (ReadClient(in_.capacity()) > 0) {
+      last_body_read_ms_ = worker_->loop().now_ms();
       progress = true;
       continue;
     }
@@ -916,6 +925,7 @@ bool ClientConnection::PumpRequestBody() {
       Close();
       return true;
     }
+    body_stalled_ = true;  // waiting for the client: body_read_timeout_ms runs
     break;
   }
   return progress;
@@ -935,6 +945,16 @@ bool ClientConnection::PumpResponse() {
           if (!OnResponseHead()) return true;
           progress = true;
           continue;
+        }
+      }
+      if (out_.size() - out_sent_ >= kMaxPendingOut) {
+        // Interim (1xx) heads the client has not taken yet: read no more of the upstream until
+        // it does (an upstream sending them without end must not grow out_ without bound).
+        const size_t pending = out_.size() - out_sent_;
+        FlushClient();
+        if (closed_) return true;
+        if (out_.size() - out_sent_ >= kMaxPendingOut) {
+          return progress || out_.size() - out_sent_ != pending;
         }
       }
       const size_t max_buffer = worker_->settings().response_limits.max_head_bytes + 4096;
@@ -1197,7 +1217,13 @@ bool ClientConnection::StepTunnel() {
 // Answers and endings.
 
 void ClientConnection::Fail(int status, std::string_view reason) {
+  if (resp_.started && bytes_sent_ == 0 && out_sent_ == 0) {
+    // A head is queued but not one byte of it went out (the upstream's body broke in the same
+    // read): the client can still be answered instead of meeting a bare close.
+    resp_.started = false;
+  }
   if (resp_.started) {
+    worker_->counters().rejected.Count(status, reason);  // ended: the answer cannot be sent
     reason_ = reason;
     Close();
     return;
@@ -1215,6 +1241,7 @@ void ClientConnection::RespondLocal(int status, std::string_view reason, std::st
   ReleaseUpstream(false);
   status_ = status;
   reason_ = reason;
+  if (status >= 400) worker_->counters().rejected.Count(status, reason);
   last_activity_ms_ = worker_->loop().now_ms();
   if (!req_.done) close_after_ = true;  // the body was not read: the connection cannot go on
   std::string body_text;
@@ -1342,6 +1369,7 @@ void ClientConnection::LogRequest() {
 void ClientConnection::Close() {
   if (closed_) return;
   closed_ = true;
+  worker_->SetIdle(this, false);
   ReleaseUpstream(false);
   if (in_request_) {
     // No answer went out: nginx's 499 when the client left.
@@ -1368,7 +1396,10 @@ uint64_t ClientConnection::NextDeadline() const {
     case Phase::kProxy:
       if (attempt_.waiting) return std::min(attempt_.retry_at, request_deadline_);
       return std::min({connect_deadline_, request_deadline_, backend_deadline_,
-                       last_activity_ms_ + worker_->settings().upstream_timeout_ms});
+                       last_activity_ms_ + worker_->settings().upstream_timeout_ms,
+                       body_stalled_ && !req_.done
+                           ? last_body_read_ms_ + worker_->settings().body_read_timeout_ms
+                           : kNever});
     case Phase::kLocal:
       return last_activity_ms_ + worker_->settings().idle_timeout_ms;
     case Phase::kLinger:
@@ -1410,6 +1441,11 @@ void ClientConnection::OnTimer(int) {
       if (now >= request_deadline_) {  // every attempt and backoff included
         close_after_ = close_after_ || !req_.done;
         UpstreamFailed(504, "request_timeout");
+      } else if (body_stalled_ && !req_.done &&
+                 now >= last_body_read_ms_ + worker_->settings().body_read_timeout_ms) {
+        // The client stopped sending its body: the upstream never gets a complete request.
+        close_after_ = true;
+        UpstreamFailed(408, "body_read_timeout");
       } else if (attempt_.waiting) {
         if (now >= attempt_.retry_at) StartAttempt();
       } else if (now >= connect_deadline_) {

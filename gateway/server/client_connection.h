@@ -201,7 +201,8 @@ class ClientConnection final : public EventHandler,
   bool PumpResponseBody();
 
   // Answers and endings.
-  // Fail answers `status` itself when no response byte went out yet, else closes.
+  // Fail answers `status` itself when no response byte went out yet (a queued head is
+  // dropped), else closes.
   void Fail(int status, std::string_view reason);
   // RespondLocal answers `status` with `body` (a newline appended unless `exact`) and
   // `headers` (Content-Type text/plain added for a body when they have none).
@@ -225,6 +226,12 @@ class ClientConnection final : public EventHandler,
 
   void UpdateTimer();
   uint64_t NextDeadline() const;
+
+  friend class Worker;  // the idle list's links
+  ClientConnection* idle_prev_ = nullptr;
+  ClientConnection* idle_next_ = nullptr;
+  bool idle_listed_ = false;
+  uint64_t requests_served_ = 0;  // on this connection (max_requests_per_connection)
 
   Worker* const worker_;
   PlainTransport plain_;               // the socket (owned)
@@ -359,6 +366,10 @@ class ClientConnection final : public EventHandler,
   uint64_t backend_deadline_;
   uint64_t linger_deadline_ = 0;
   uint64_t last_activity_ms_ = 0;
+  // The request body: when a byte of it last arrived (or the head), and whether the exchange
+  // waits for the client's next one (body_read_timeout_ms applies only then).
+  uint64_t last_body_read_ms_ = 0;
+  bool body_stalled_ = false;
 };
 
 }  // namespace portico::gateway::server

@@ -285,6 +285,10 @@ DataPlaneStats DataPlane::Stats() const {
     stats.filter_calls_cancelled += get(c.filter_calls_cancelled);
     stats.filter_calls_in_flight += get(c.filter_calls_in_flight);
     stats.tls_failures += get(c.tls_failures);
+    stats.connections_shed += get(c.connections_shed);
+    stats.connections_refused += get(c.connections_refused);
+    stats.accept_failures += get(c.accept_failures);
+    c.rejected.AddTo(&stats.rejected);
   }
   return stats;
 }

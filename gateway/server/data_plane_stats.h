@@ -8,6 +8,8 @@
 #include <array>
 #include <cstdint>
 
+#include "gateway/server/reject_counters.h"
+
 namespace portico::gateway::server {
 
 struct DataPlaneStats {
@@ -32,6 +34,12 @@ struct DataPlaneStats {
   uint64_t filter_calls_cancelled = 0;  // ... abandoned because their request ended first
   uint64_t filter_calls_in_flight = 0;
   uint64_t tls_failures = 0;  // TLS sessions that failed (handshake refused, bad record)
+  uint64_t connections_shed = 0;     // idle connections closed at the cap for a new one
+  uint64_t connections_refused = 0;  // new connections closed at the cap, none idle
+  uint64_t accept_failures = 0;      // accept(2) out of descriptors or memory
+  // Requests answered locally with status >= 400 (or ended after their response began), by
+  // status and reason (reject_counters.h).
+  RejectTotals rejected;
 };
 
 }  // namespace portico::gateway::server

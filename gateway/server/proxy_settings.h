@@ -17,6 +17,9 @@ struct ProxySettings {
   // Timeouts, in milliseconds.
   uint64_t header_read_timeout_ms = 10'000;  // a request head must arrive within this (absolute)
   uint64_t idle_timeout_ms = 60'000;         // a client connection between requests
+  // A request body the gateway waits for gets no byte for this long: 408 (or the connection
+  // closes when the response began); nginx's client_body_timeout.
+  uint64_t body_read_timeout_ms = 60'000;
   uint64_t connect_timeout_ms = 1'000;       // an upstream connect (then 503)
   // No byte moved in either direction of a proxied exchange for this long: 504 before the
   // response head, else the connections close (nginx's proxy_read/send_timeout). Routes'
@@ -37,6 +40,12 @@ struct ProxySettings {
   uint64_t max_body_bytes = 0;                  // request bodies; 0: unlimited (else 413)
   size_t max_idle_upstream_per_endpoint = 256;  // per worker
   size_t buffer_bytes = 16 * 1024;              // initial per-connection read buffer
+  // Client connections, all workers (each admits its share, rounded up); at its share a worker
+  // closes its longest-idle connection (between requests, nothing buffered, or accepted and
+  // silent) for a new one, and refuses the new one when none is idle. 0: unlimited.
+  size_t max_connections = 0;
+  // Requests served on one connection; the last is answered with "Connection: close". 0: no cap.
+  uint64_t max_requests_per_connection = 0;
 
   // After traffic, a worker keeps polling this long (microseconds) before it sleeps (EventLoop
   // busy polling); 0: it sleeps at once.

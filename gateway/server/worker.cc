@@ -58,6 +58,12 @@ class Worker::Acceptor final : public EventHandler {
   std::shared_ptr<const core::tls::ServerTlsSet> tls_;
 };
 
+namespace {
+// How long a worker whose accept(2) ran out of descriptors waits before it tries again (when no
+// connection of its own closes first): nginx waits 500 ms.
+constexpr uint64_t kAcceptRetryMs = 100;
+}  // namespace
+
 Worker::Worker(DataPlane* plane, int index)
     : plane_(plane),
       index_(index),
@@ -164,6 +170,7 @@ void Worker::Run() {
     if (close_listeners_at_ms_ != 0 && loop_->now_ms() >= close_listeners_at_ms_) {
       CloseListeners();
     }
+    if (accept_retry_at_ms_ != 0 && loop_->now_ms() >= accept_retry_at_ms_) RetryAccept();
     // Connections closed outside Poll (by Drain, or at once by Accept) are freed now: the
     // drained check below must not count them, nor sleep while they are the only ones left.
     loop_->RunDeferred();
@@ -175,10 +182,10 @@ void Worker::Run() {
         timeout = deadline > now ? static_cast<int>(deadline - now) : 0;
       }
     }
-    if (close_listeners_at_ms_ != 0) {
+    for (uint64_t at : {close_listeners_at_ms_, accept_retry_at_ms_}) {
+      if (at == 0) continue;
       const uint64_t now = loop_->now_ms();
-      const int left =
-          close_listeners_at_ms_ > now ? static_cast<int>(close_listeners_at_ms_ - now) : 0;
+      const int left = at > now ? static_cast<int>(at - now) : 0;
       timeout = timeout < 0 ? left : std::min(timeout, left);
     }
     if (!MaybeReportDrained()) loop_->Poll(timeout);
@@ -278,22 +285,28 @@ void Worker::Accept(Acceptor* acceptor) {
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        // EMFILE and the like: the next arrival retries (edge-triggered: a new edge per SYN).
-        spdlog::warn("worker {}: accept on {}: {}", index_, acceptor->socket().key(),
-                     std::strerror(errno));
-      }
+      if (errno != EAGAIN && errno != EWOULDBLOCK) AcceptFailed(acceptor, errno);
       return;
+    }
+    if (accept_blocked_) {
+      accept_blocked_ = false;
+      spdlog::info("worker {}: accepting again on {}", index_, acceptor->socket().key());
     }
     const ListenerSocket& socket = acceptor->socket();
     if (socket.protocol() == "HTTPS" && acceptor->tls() == nullptr) {
       close(fd);  // no certificate (DataPlane::Prepare nacked the owners): refuse at once
       continue;
     }
+    if (!AdmitConnection()) {
+      close(fd);  // at the cap with nothing idle to close: refused
+      Bump(counters_.connections_refused);
+      continue;
+    }
     auto connection = std::make_unique<ClientConnection>(this, fd, socket.address(), socket.port(),
                                                          PeerAddress(peer), acceptor->tls());
     ClientConnection* raw = connection.get();
     connections_.emplace(raw, std::move(connection));
+    ++open_connections_;
     Bump(counters_.connections_accepted);
     if (!raw->Start()) {
       raw->Abort();
@@ -304,7 +317,54 @@ void Worker::Accept(Acceptor* acceptor) {
 }
 
 void Worker::OnClosed(ClientConnection* connection) {
+  --open_connections_;
+  // A descriptor came free: connections queued while accept(2) lacked one are taken now.
+  if (accept_retry_at_ms_ != 0) accept_retry_at_ms_ = loop_->now_ms();
   loop_->Defer([this, connection] { connections_.erase(connection); });
+}
+
+void Worker::SetIdle(ClientConnection* c, bool idle) {
+  if (c->idle_listed_ == idle) return;
+  c->idle_listed_ = idle;
+  if (idle) {  // at the head: the most recently idle
+    c->idle_prev_ = nullptr;
+    c->idle_next_ = idle_head_;
+    if (idle_head_ != nullptr) idle_head_->idle_prev_ = c;
+    idle_head_ = c;
+    if (idle_tail_ == nullptr) idle_tail_ = c;
+    return;
+  }
+  (c->idle_prev_ != nullptr ? c->idle_prev_->idle_next_ : idle_head_) = c->idle_next_;
+  (c->idle_next_ != nullptr ? c->idle_next_->idle_prev_ : idle_tail_) = c->idle_prev_;
+  c->idle_prev_ = c->idle_next_ = nullptr;
+}
+
+bool Worker::AdmitConnection() {
+  if (connection_share_ == 0 && settings_.max_connections != 0) {
+    const size_t workers = static_cast<size_t>(std::max(1, plane_->workers()));
+    connection_share_ = (settings_.max_connections + workers - 1) / workers;
+  }
+  if (connection_share_ == 0 || open_connections_ < connection_share_) return true;
+  if (idle_tail_ == nullptr) return false;
+  // nginx's reusable connections: the one idle longest is closed (it held no request).
+  Bump(counters_.connections_shed);
+  idle_tail_->Abort();  // Close -> SetIdle(false), OnClosed
+  return open_connections_ < connection_share_;
+}
+
+void Worker::AcceptFailed(const Acceptor* acceptor, int error) {
+  Bump(counters_.accept_failures);
+  if (!accept_blocked_) {  // once per episode, not once per arriving SYN
+    accept_blocked_ = true;
+    spdlog::warn("worker {}: accept on {}: {}; retrying when a connection closes", index_,
+                 acceptor->socket().key(), std::strerror(error));
+  }
+  accept_retry_at_ms_ = loop_->now_ms() + kAcceptRetryMs;
+}
+
+void Worker::RetryAccept() {
+  accept_retry_at_ms_ = 0;  // AcceptFailed sets it again while descriptors are short
+  for (auto& [key, acceptor] : acceptors_) Accept(acceptor.get());
 }
 
 void Worker::CloseAll() {

@@ -28,6 +28,7 @@
 #include "gateway/server/access_log.h"
 #include "gateway/server/event_loop.h"
 #include "gateway/server/proxy_settings.h"
+#include "gateway/server/reject_counters.h"
 #include "gateway/upstream/http_client.h"
 #include "gateway/upstream/upstream_pool.h"
 
@@ -64,6 +65,10 @@ struct WorkerCounters {
   std::atomic<uint64_t> filter_calls_cancelled{0};  // ... ended by their request first
   std::atomic<uint64_t> filter_calls_in_flight{0};
   std::atomic<uint64_t> tls_failures{0};
+  std::atomic<uint64_t> connections_shed{0};     // idle ones closed at the cap for a new one
+  std::atomic<uint64_t> connections_refused{0};  // new ones closed at the cap (none idle)
+  std::atomic<uint64_t> accept_failures{0};      // accept(2) out of descriptors or memory
+  RejectCounters rejected;                       // by status and reason (reject_counters.h)
 };
 
 class Worker {
@@ -118,6 +123,10 @@ class Worker {
 
   // OnClosed is called by a connection that closed (it is freed after the current batch).
   void OnClosed(ClientConnection* connection);
+  // SetIdle records whether `connection` is idle (between requests with nothing buffered, or
+  // accepted and silent): at the connection cap the longest-idle one makes room for a new one.
+  // Cheap when nothing changes (connections call it after every Drive).
+  void SetIdle(ClientConnection* connection, bool idle);
   // Counts the last flush of the access log and the upstream counters into counters_.
   void PublishCounters();
 
@@ -139,6 +148,14 @@ class Worker {
   // MaybeReportDrained marks the worker drained (once) when it drains and has no connection
   // left; true when it did so just now.
   bool MaybeReportDrained();
+  // AdmitConnection makes room for one more connection under the cap (closing the longest-idle
+  // one) and says whether the new one may stay.
+  bool AdmitConnection();
+  // AcceptFailed: accept(2) ran out of descriptors (or memory): retried when a connection
+  // closes, and at the latest after kAcceptRetryMs (an edge-triggered listener raises no new
+  // edge for connections already queued).
+  void AcceptFailed(const Acceptor* acceptor, int error);
+  void RetryAccept();
 
   DataPlane* const plane_;
   const int index_;
@@ -160,6 +177,13 @@ class Worker {
   uint64_t pinned_generation_ = UINT64_MAX;
   std::map<std::string, std::unique_ptr<Acceptor>> acceptors_;  // by ListenerSocket::key()
   std::unordered_map<ClientConnection*, std::unique_ptr<ClientConnection>> connections_;
+  size_t open_connections_ = 0;  // not closed (connections_ also holds closed ones until freed)
+  size_t connection_share_ = 0;  // this worker's part of max_connections (0: no cap)
+  // Idle connections, most recently idle first (intrusive: ClientConnection::idle_prev_/next_).
+  ClientConnection* idle_head_ = nullptr;
+  ClientConnection* idle_tail_ = nullptr;
+  uint64_t accept_retry_at_ms_ = 0;  // accept(2) failed: retry then (0: not waiting)
+  bool accept_blocked_ = false;      // accept(2) failed since the last success (logging)
 
   // Balancing state of the current pin (cleared when it changes).
   std::unordered_map<const core::routing::RouteAction*, SwrrState> swrr_;
