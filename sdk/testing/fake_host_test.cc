@@ -355,6 +355,23 @@ TEST_F(FakeHostTest, FiltersRunOnRequestAndResponse) {
   EXPECT_EQ(host_.RunFilter("nope", "{}", {}).status.code(), StatusCode::kNotFound);
 }
 
+TEST_F(FakeHostTest, AFilterInstanceKeepsItsStateAcrossRequestsAndSeesTheFakeClock) {
+  auto filter = host_.CreateFilter("test.portico.io/Clock", "{}");
+  ASSERT_TRUE(filter.ok()) << filter.status();
+  host_.SetNowUnixMs(5000);
+  FilterOutcome first = (*filter)->Run(FakeHttpExchange{});
+  host_.AdvanceMs(250);
+  FilterOutcome second = (*filter)->Run(FakeHttpExchange{});
+  EXPECT_EQ(*first.exchange.Header("x-probe-count"), "1");
+  EXPECT_EQ(*first.exchange.Header("x-probe-now"), "5000");
+  EXPECT_EQ(*second.exchange.Header("x-probe-count"), "2");
+  EXPECT_EQ(*second.exchange.Header("x-probe-now"), "5250");
+  // RunFilter makes a fresh instance each time.
+  EXPECT_EQ(*host_.RunFilter("test.portico.io/Clock", "{}", {}).exchange.Header("x-probe-count"),
+            "1");
+  EXPECT_EQ(host_.CreateFilter("nope", "{}").status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(FakeHostTest, FilterOutboundCallsCompleteThroughTheResponder) {
   FilterOutcome out = host_.RunFilter("test.portico.io/Call", R"({"url":"http://auth/check"})", {});
   EXPECT_EQ(out.result, PORTICO_FILTER_RESPOND);  // no responder: the call fails
