@@ -3,7 +3,10 @@
 # builds with only -DCMAKE_PREFIX_PATH=<prefix>, and the real binaries accept it:
 # `portico-ctl plugin verify` passes it (as the CTest test portico_add_plugin_verify_test() adds),
 # portico-ctl reads its manifest without loading it, and portico-controller --check loads it
-# beside the in-tree plugins.
+# beside the in-tree plugins. Then the RateLimitPolicy example (sdk/examples/ratelimit), a kind
+# that acts on traffic, is built out of tree the same way, its unit tests run on the installed fake
+# host, `plugin verify` passes it, and tests/integration/ratelimit_test.py loads that build into
+# the real controller and gateway.
 # Usage: tests/sdk_install/run.sh <portico build dir>
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,6 +18,12 @@ fail() { echo "sdk_install: FAIL: $*" >&2; exit 1; }
 cmake --install "$build" --component sdk --prefix "$work/prefix" >/dev/null
 [ -f "$work/prefix/include/portico/sdk/abi.h" ] || fail "abi.h not installed"
 [ -f "$work/prefix/lib/cmake/PorticoSDK/PorticoSDKConfigVersion.cmake" ] || fail "no version file"
+# pkg-config: the fake host compiles with only what portico-sdk-testing.pc says.
+pc=$(find "$work/prefix" -name portico-sdk-testing.pc -printf '%h' -quit)
+[ -n "$pc" ] || fail "no portico-sdk-testing.pc installed"
+cflags=$(PKG_CONFIG_PATH="$pc" pkg-config --cflags portico-sdk-testing) || fail "pkg-config portico-sdk-testing"
+echo '#include "portico/sdk/testing/fake_host.h"' |
+  c++ -std=c++20 $cflags -fsyntax-only -x c++ - || fail "fake_host.h does not compile with pkg-config's flags ($cflags)"
 
 cmake -S "$src/sdk/examples/greeting" -B "$work/example" -G Ninja \
   -DCMAKE_PREFIX_PATH="$work/prefix" -DPORTICO_CTL_EXECUTABLE="$build/controller/ctl/portico-ctl" \
@@ -37,4 +46,20 @@ cp "$build"/plugins-out/*.so "$so" "$work/plugins/"
 out=$("$build/controller/portico-controller" --plugin-dir "$work/plugins" --check 2>&1) \
   || { echo "$out"; fail "portico-controller --check refused the plugin set"; }
 grep -q 'Greeting.example.portico.io' <<<"$out" || { echo "$out"; fail "Greeting not loaded"; }
-echo "sdk_install: ok (greeting built out of tree, verified, listed and loaded)"
+
+# The RateLimitPolicy example: out of tree against the prefix alone, its own tests (fake-host
+# unit tests and plugin verify), then the integration test with this build of the plugin.
+cmake -S "$src/sdk/examples/ratelimit" -B "$work/ratelimit" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$work/prefix" -DPORTICO_CTL_EXECUTABLE="$build/controller/ctl/portico-ctl" \
+  >"$work/rl-configure.log" 2>&1 || { cat "$work/rl-configure.log"; fail "ratelimit configure"; }
+cmake --build "$work/ratelimit" >"$work/rl-build.log" 2>&1 || { cat "$work/rl-build.log"; fail "ratelimit build"; }
+rl_so="$work/ratelimit/plugins/libportico-ratelimit.so"
+[ -f "$rl_so" ] || fail "no $rl_so"
+tests=$(ctest --test-dir "$work/ratelimit" --output-on-failure 2>&1) || { echo "$tests"; fail "ratelimit tests"; }
+grep -q '100% tests passed, 0 tests failed out of 2' <<<"$tests" || { echo "$tests"; fail "ratelimit: not 2 tests passed"; }
+grep -q 'did not run' <<<"$tests" && { echo "$tests"; fail "a ratelimit test was skipped"; }
+python3 "$src/tests/integration/ratelimit_test.py" --build "$build" --plugin "$rl_so" \
+  >"$work/rl-integration.log" 2>&1 || { tail -n 60 "$work/rl-integration.log"; fail "ratelimit integration"; }
+grep -q '^OK$' "$work/rl-integration.log" || { tail -n 60 "$work/rl-integration.log"; fail "ratelimit integration did not report OK"; }
+echo "sdk_install: ok (greeting built out of tree, verified, listed and loaded; ratelimit built out" \
+  "of tree, its unit tests, verify and integration test passed)"
