@@ -31,7 +31,8 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
-from portico_procs import binaries_from_args, Binaries, Controller, Gateway, free_port, wait_until  # noqa: E402
+from portico_procs import (binaries_from_args, Binaries, Controller, Gateway,  # noqa: E402
+                           free_port, report_failure, stop_all, wait_until)
 from bench_manifests import gateway_yaml, service_yaml  # noqa: E402
 from echo_backend import EchoPod, EchoServers  # noqa: E402
 
@@ -131,16 +132,12 @@ class RateLimitTest(unittest.TestCase):
                         and "default/late" not in held and "default/per-client" in held)
             wait_until(settled, 30, "policy late Conflicted and off the gateway")
         except AssertionError:
-            sys.stderr.write("controller errors: %s\n---- controller log\n%s\n---- gateway log\n%s\n"
-                             % (cls.controller.admin.get("/api/v1/errors"),
-                                cls.controller.tail(30), cls.gateway.tail(30)))
+            report_failure(cls.controller, cls.gateway)
             raise
 
     @classmethod
     def cleanup(cls):
-        for name in ("gateway", "controller"):
-            if getattr(cls, name, None) is not None:
-                getattr(cls, name).stop()
+        stop_all(cls, "gateway", "controller")
         if getattr(cls, "echo", None) is not None:
             cls.echo.stop()
         shutil.rmtree(cls.workdir, ignore_errors=True)

@@ -25,19 +25,25 @@ cflags=$(PKG_CONFIG_PATH="$pc" pkg-config --cflags portico-sdk-testing) || fail 
 echo '#include "portico/sdk/testing/fake_host.h"' |
   c++ -std=c++20 $cflags -fsyntax-only -x c++ - || fail "fake_host.h does not compile with pkg-config's flags ($cflags)"
 
-cmake -S "$src/sdk/examples/greeting" -B "$work/example" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$work/prefix" -DPORTICO_CTL_EXECUTABLE="$build/controller/ctl/portico-ctl" \
-  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure"; }
-cmake --build "$work/example" >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "build"; }
-so="$work/example/plugins/libportico-greeting.so"
-[ -f "$so" ] || fail "no $so"
+# build_example NAME TESTS: configures and builds sdk/examples/NAME out of tree against the
+# prefix alone (into $work/NAME), then runs its CTest tests, which must be TESTS passed, none
+# skipped (portico_add_plugin_verify_test() from the installed SDK: `plugin verify` passes it).
+build_example() {
+  local name=$1 count=$2 dir="$work/$1" out
+  cmake -S "$src/sdk/examples/$name" -B "$dir" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+    -DPORTICO_CTL_EXECUTABLE="$build/controller/ctl/portico-ctl" >"$work/$name-configure.log" 2>&1 \
+    || { cat "$work/$name-configure.log"; fail "$name: configure"; }
+  cmake --build "$dir" >"$work/$name-build.log" 2>&1 || { cat "$work/$name-build.log"; fail "$name: build"; }
+  [ -f "$dir/plugins/libportico-$name.so" ] || fail "no $dir/plugins/libportico-$name.so"
+  out=$(ctest --test-dir "$dir" --output-on-failure 2>&1) || { echo "$out"; fail "$name: tests"; }
+  grep -q "100% tests passed, 0 tests failed out of $count\$" <<<"$out" || { echo "$out"; fail "$name: not $count tests passed"; }
+  if grep -q 'did not run' <<<"$out"; then echo "$out"; fail "$name: a test was skipped"; fi
+}
 
-# portico_add_plugin_verify_test() from the installed SDK: `plugin verify` passes the example.
-verify=$(ctest --test-dir "$work/example" --output-on-failure 2>&1) || { echo "$verify"; fail "plugin verify"; }
-grep -q '100% tests passed, 0 tests failed out of 1' <<<"$verify" || { echo "$verify"; fail "no verify test ran"; }
-grep -q 'did not run' <<<"$verify" && { echo "$verify"; fail "the verify test was skipped"; }
+build_example greeting 1
+so="$work/greeting/plugins/libportico-greeting.so"
 
-json=$("$build/controller/ctl/portico-ctl" list-plugins --dir "$work/example/plugins" -o json) \
+json=$("$build/controller/ctl/portico-ctl" list-plugins --dir "$work/greeting/plugins" -o json) \
   || fail "portico-ctl list-plugins rejected the example: $json"
 grep -q '"Greeting"' <<<"$json" || fail "list-plugins does not show kind Greeting: $json"
 
@@ -49,15 +55,8 @@ grep -q 'Greeting.example.portico.io' <<<"$out" || { echo "$out"; fail "Greeting
 
 # The RateLimitPolicy example: out of tree against the prefix alone, its own tests (fake-host
 # unit tests and plugin verify), then the integration test with this build of the plugin.
-cmake -S "$src/sdk/examples/ratelimit" -B "$work/ratelimit" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$work/prefix" -DPORTICO_CTL_EXECUTABLE="$build/controller/ctl/portico-ctl" \
-  >"$work/rl-configure.log" 2>&1 || { cat "$work/rl-configure.log"; fail "ratelimit configure"; }
-cmake --build "$work/ratelimit" >"$work/rl-build.log" 2>&1 || { cat "$work/rl-build.log"; fail "ratelimit build"; }
+build_example ratelimit 2
 rl_so="$work/ratelimit/plugins/libportico-ratelimit.so"
-[ -f "$rl_so" ] || fail "no $rl_so"
-tests=$(ctest --test-dir "$work/ratelimit" --output-on-failure 2>&1) || { echo "$tests"; fail "ratelimit tests"; }
-grep -q '100% tests passed, 0 tests failed out of 2' <<<"$tests" || { echo "$tests"; fail "ratelimit: not 2 tests passed"; }
-grep -q 'did not run' <<<"$tests" && { echo "$tests"; fail "a ratelimit test was skipped"; }
 python3 "$src/tests/integration/ratelimit_test.py" --build "$build" --plugin "$rl_so" \
   >"$work/rl-integration.log" 2>&1 || { tail -n 60 "$work/rl-integration.log"; fail "ratelimit integration"; }
 grep -q '^OK$' "$work/rl-integration.log" || { tail -n 60 "$work/rl-integration.log"; fail "ratelimit integration did not report OK"; }

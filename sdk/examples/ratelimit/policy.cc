@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "portico/sdk/fields.h"
 #include "portico/sdk/json_writer.h"
 #include "portico/sdk/names.h"
+#include "portico/sdk/policy_peers.h"
 #include "portico/sdk/timestamp.h"
 
 namespace example::ratelimit {
@@ -25,36 +25,14 @@ std::string Describe(const Target& t, const std::string& ns) {
   return t.kind + " " + ns + "/" + t.name;
 }
 
-// Contender is another policy of the namespace as conflict resolution sees it (its export).
-struct Contender {
-  int64_t created = sdk::kUnknownCreatedUnixMs;
-  std::string name;
-  std::vector<Target> contends;  // the targets it resolved
-};
-
-bool Older(const Contender& a, const Contender& b) {
-  return std::tie(a.created, a.name) < std::tie(b.created, b.name);
-}
-
-std::vector<Contender> OtherPolicies(sdk::ProcessContext& ctx, const std::string& ns,
-                                     const std::string& self) {
-  std::vector<Contender> out;
-  auto listed = json::Parse(ctx.ListExports(kGroup, kKind, ns), "RateLimitPolicy list");
-  if (!listed.ok() || !listed->IsArray()) return out;
-  for (const auto& item : listed->GetArray()) {
-    Contender c;
-    c.name = json::GetString(item, "name");
-    const rapidjson::Value* e = json::Find(item, "export");
-    if (c.name == self || e == nullptr || !e->IsObject()) continue;
-    c.created = json::GetInt(*e, "createdUnixMs").value_or(sdk::kUnknownCreatedUnixMs);
-    if (const rapidjson::Value* ts = json::Find(*e, "contends"); ts != nullptr && ts->IsArray()) {
-      for (const auto& t : ts->GetArray()) {
-        c.contends.push_back({json::GetString(t, "kind"), json::GetString(t, "name")});
-      }
-    }
-    out.push_back(std::move(c));
+// Contends lists the targets a peer's export says it resolved.
+std::vector<Target> Contends(const rapidjson::Value& exported) {
+  std::vector<Target> out;
+  const rapidjson::Value* ts = json::Find(exported, "contends");
+  if (ts == nullptr || !ts->IsArray()) return out;
+  for (const auto& t : ts->GetArray()) {
+    out.push_back({json::GetString(t, "kind"), json::GetString(t, "name")});
   }
-  std::sort(out.begin(), out.end(), Older);
   return out;
 }
 
@@ -158,12 +136,12 @@ Status ProcessRateLimitPolicy(const sdk::Object& obj, sdk::ProcessContext& ctx,
   }
 
   // 2. Conflicts: on each target the oldest policy contending for it applies.
-  const Contender self{*created_ms, obj.ref().name, {}};
-  const std::vector<Contender> others = OtherPolicies(ctx, ns, obj.ref().name);
-  auto older_winner = [&](const Target& t) -> const Contender* {
-    for (const Contender& c : others) {
-      if (!Older(c, self)) return nullptr;
-      if (std::find(c.contends.begin(), c.contends.end(), t) != c.contends.end()) return &c;
+  const sdk::PolicyPeers peers = sdk::ListPolicyPeers(ctx, kGroup, kKind, ns, obj.ref().name);
+  auto older_winner = [&](const Target& t) -> const sdk::PolicyPeers::Peer* {
+    for (const auto& peer : peers.peers) {
+      if (!sdk::OlderPolicy(peer.created_unix_ms, peer.name, *created_ms, obj.ref().name)) break;
+      const std::vector<Target> contends = Contends(*peer.export_json);
+      if (std::find(contends.begin(), contends.end(), t) != contends.end()) return &peer;
     }
     return nullptr;
   };
@@ -181,7 +159,7 @@ Status ProcessRateLimitPolicy(const sdk::Object& obj, sdk::ProcessContext& ctx,
       const std::string missing = Describe(t, ns) + " does not exist";
       conditions = {{"Accepted", "False", "TargetNotFound", missing},
                     {"ResolvedRefs", "False", "TargetNotFound", missing}};
-    } else if (const Contender* winner = older_winner(t)) {
+    } else if (const sdk::PolicyPeers::Peer* winner = older_winner(t)) {
       const std::string why = "RateLimitPolicy " + ns + "/" + winner->name +
                               " is older and already applies to " + Describe(t, ns) +
                               "; of two RateLimitPolicies on one target the oldest wins";
