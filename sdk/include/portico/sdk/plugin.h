@@ -27,6 +27,7 @@
 #include "portico/sdk/filter.h"
 #include "portico/sdk/handler.h"
 #include "portico/sdk/json.h"
+#include "portico/sdk/manifest.h"
 #include "portico/sdk/processor.h"
 #include "portico/sdk/status.h"
 #include "portico/sdk/types.h"
@@ -72,17 +73,6 @@ struct KindSpec {
   KindSpec& Process(ProcessFn fn) { process = std::move(fn); capabilities |= PORTICO_CAP_PROCESSOR; return *this; }
   KindSpec& Stage(StageFn fn) { stage = std::move(fn); capabilities |= PORTICO_CAP_HANDLER; return *this; }
 };
-
-// CapabilityBit maps a manifest capability name to its PORTICO_CAP_* bit (0 when unknown).
-inline uint32_t CapabilityBit(std::string_view name) {
-  if (name == "processor") return PORTICO_CAP_PROCESSOR;
-  if (name == "sync") return PORTICO_CAP_SYNC;
-  if (name == "handler") return PORTICO_CAP_HANDLER;
-  if (name == "routeFilter") return PORTICO_CAP_ROUTE_FILTER;
-  if (name == "policyTarget") return PORTICO_CAP_POLICY_TARGET;
-  if (name == "referencePolicy") return PORTICO_CAP_REFERENCE_POLICY;
-  return 0;
-}
 
 // SyncPolicyFromName maps "never" | "always" | "toReferrers" | "attached".
 inline StatusOr<portico_sync_policy> SyncPolicyFromName(std::string_view name) {
