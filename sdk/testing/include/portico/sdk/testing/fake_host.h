@@ -44,6 +44,7 @@
 #include "portico/sdk/status.h"
 #include "portico/sdk/testing/fake_filter.h"
 #include "portico/sdk/testing/fake_http.h"
+#include "portico/sdk/testing/fake_stage.h"
 #include "portico/sdk/testing/fake_util.h"
 #include "portico/sdk/testing/plugin_library.h"
 #include "portico/sdk/types.h"
@@ -69,45 +70,6 @@ struct ProcessOutcome {
 
   bool ok() const { return status.ok(); }
 };
-
-// FakeChange is one synced object handed to a handler's stage().
-struct FakeChange {
-  portico_change_op op = PORTICO_CHANGE_UPSERT;
-  ObjectRef ref;
-  std::string json;
-  std::string hash;  // a fake content hash (FNV-1a, hex) unless set
-
-  static FakeChange Upsert(ObjectRef ref, std::string json);
-  static FakeChange Delete(ObjectRef ref) {
-    return FakeChange{PORTICO_CHANGE_DELETE, std::move(ref), "", ""};
-  }
-};
-
-// StagedEntry is one runtime contribution: the owner's key and the JSON it put.
-struct StagedEntry {
-  std::string owner;
-  std::string json;
-  friend bool operator==(const StagedEntry&, const StagedEntry&) = default;
-};
-
-// StagedKey is (format, id), e.g. ("backend.v1", "ports/default/web").
-using StagedKey = std::pair<std::string, std::string>;
-
-// StageOutcome is the result of one stage() call. `puts` is the whole fake runtime after the
-// call: on error it is rolled back, and the contributions of nacked objects are restored.
-struct StageOutcome {
-  Status status;
-  std::map<StagedKey, StagedEntry> puts;
-  std::vector<std::pair<ObjectRef, std::string>> nacks;
-  std::vector<std::string> logs;
-
-  bool ok() const { return status.ok(); }
-};
-
-inline FakeChange FakeChange::Upsert(ObjectRef ref, std::string json) {
-  std::string hash = detail::Fnv1aHex(json);
-  return FakeChange{PORTICO_CHANGE_UPSERT, std::move(ref), std::move(json), std::move(hash)};
-}
 
 // FakeHost loads plugins and plays the controller's and gateway's side of the ABI.
 class FakeHost {
