@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/gateway_api.h"
 #include "portico/sdk/json_writer.h"
 #include "portico/sdk/policy_peers.h"
@@ -18,9 +19,8 @@
 namespace portico::plugins::backendtlspolicy {
 namespace {
 
+using ::portico::sdk::Quoted;
 using GatewayKey = std::pair<std::string, std::string>;  // (namespace, name)
-
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 // TargetResult is what resolution found for one targetRef.
 struct TargetResult {

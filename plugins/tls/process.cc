@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/json_writer.h"
 #include "portico/sdk/policy_peers.h"
 #include "portico/sdk/timestamp.h"
@@ -14,7 +15,7 @@
 namespace portico::plugins::tls {
 namespace {
 
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+using ::portico::sdk::Quoted;
 
 sdk::Condition AcceptTarget(const TargetRef& target, const std::string& ns,
                             sdk::ProcessContext& ctx) {
