@@ -101,5 +101,37 @@ TEST(ManifestTest, KindSpecFromManifestEntry) {
   EXPECT_NE(rejected.status().message().find("teleport"), std::string::npos);
 }
 
+TEST(PluginTest, KindTheManifestLacksFailsRegistrationNamingIt) {
+  sdk::Plugin plugin;
+  ASSERT_TRUE(plugin
+                  .LoadManifest(R"({"kinds":[{"group":"g.io","kind":"Thing","versions":["v1"],
+                      "plural":"things"}]})")
+                  .ok());
+  EXPECT_EQ(plugin.Kind("g.io", "Thing").plural, "things");
+  EXPECT_TRUE(plugin.errors().empty());
+  plugin.Kind("g.io", "Thingy")
+      .Process(
+          [](const sdk::Object&, sdk::ProcessContext&, sdk::ProcessResult&) { return OkStatus(); });
+  ASSERT_EQ(plugin.errors().size(), 1u);
+  EXPECT_EQ(plugin.errors()[0],
+            "Kind(\"g.io\", \"Thingy\"): kind Thingy.g.io is not in the plugin's manifest.json (it "
+            "lists: Thing.g.io); add it to \"kinds\" there, or fix the group or kind passed to "
+            "Kind()");
+  EXPECT_EQ(plugin.kinds().size(), 1u);                    // the unlisted kind is never registered
+  portico_registrar registrar{sizeof(portico_registrar)};  // never reached: the error comes first
+  Status status = sdk::detail::RegisterAll(plugin, &registrar);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("Thingy.g.io is not in the plugin's manifest.json"),
+            std::string::npos);
+}
+
+TEST(PluginTest, WithoutAManifestKindDeclaresAFreshSpec) {
+  sdk::Plugin plugin;
+  plugin.Kind("g.io", "Thing").Versions({"v1"});
+  EXPECT_TRUE(plugin.errors().empty());
+  ASSERT_EQ(plugin.kinds().size(), 1u);
+  EXPECT_EQ(plugin.kinds()[0].versions, std::vector<std::string>{"v1"});
+}
+
 }  // namespace
 }  // namespace portico

@@ -11,18 +11,13 @@
 #include <string>
 #include <string_view>
 
+#include "portico/sdk/elf_manifest.h"
 #include "portico/sdk/status.h"
 
 namespace portico::core {
 
-// ExtractElfManifest returns the manifest text (up to its terminating NUL) from the bytes of an
-// ELF image. Errors (messages are meant to be shown to operators):
-//   INVALID_ARGUMENT "not an ELF shared object ..." (no ELF magic, not ET_DYN), or an unsupported
-//                    class or byte order;
-//   DATA_LOSS        "truncated ELF (section headers past end of file)" and other truncations,
-//                    "corrupt ELF (...)" for inconsistent headers;
-//   NOT_FOUND        "no .portico_manifest section (not a Portico plugin)".
-StatusOr<std::string> ExtractElfManifest(std::string_view image);
+// ExtractElfManifest: the manifest text from an ELF image (portico/sdk/elf_manifest.h).
+using sdk::ExtractElfManifest;
 
 // ReadElfManifest reads the file at `path` and extracts its manifest (see ExtractElfManifest);
 // NOT_FOUND or UNAVAILABLE when the file cannot be read.

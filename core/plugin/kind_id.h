@@ -1,32 +1,13 @@
-// kind_id.h: KindId, the (group, kind) identity of a resource kind, and the "Kind.group" syntax
-// that manifests and the ABI use in `reads`.
-//
-// Thread-safety: a value type; no shared state.
+// kind_id.h: KindId, the (group, kind) identity of a resource kind (portico/sdk/kind_id.h: the
+// hosts and the SDK's fake host share one definition).
 #ifndef PORTICO_CORE_PLUGIN_KIND_ID_H_
 #define PORTICO_CORE_PLUGIN_KIND_ID_H_
 
-#include <compare>
-#include <string>
-#include <string_view>
+#include "portico/sdk/kind_id.h"
 
 namespace portico::core {
 
-// KindId identifies a kind. `group` is empty for the core group (Secret, Service, Namespace).
-// Ordered by group, then kind: the deterministic tie-break of every kind listing.
-struct KindId {
-  std::string group;
-  std::string kind;
-
-  // Parse reads "Kind.group" ("GatewayClass.gateway.networking.k8s.io") or "Kind" alone for the
-  // core group ("Secret"): the kind is everything before the first dot.
-  static KindId Parse(std::string_view ref);
-
-  // ToString renders "Kind.group", or "Kind" for the core group (the inverse of Parse).
-  std::string ToString() const;
-
-  friend bool operator==(const KindId&, const KindId&) = default;
-  friend auto operator<=>(const KindId&, const KindId&) = default;
-};
+using KindId = sdk::KindId;
 
 }  // namespace portico::core
 

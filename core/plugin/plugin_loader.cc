@@ -22,7 +22,7 @@
 namespace portico::core {
 namespace {
 
-constexpr std::string_view kRebuild = "rebuild it against Portico SDK " PORTICO_SDK_VERSION;
+using sdk::manifest_detail::kRebuild;
 
 std::mutex& LoadMutex() {
   static auto* mu = new std::mutex();
@@ -49,14 +49,7 @@ std::string DlopenMessage(const std::exception& e) {
                      end == std::string::npos || end < begin ? std::string::npos : end - begin);
 }
 
-std::string KindList(const std::set<KindId>& kinds) {
-  std::string out;
-  for (const KindId& id : kinds) {
-    if (!out.empty()) out += ", ";
-    out += id.ToString();
-  }
-  return out;
-}
+using sdk::manifest_detail::KindList;
 
 // Loader loads plugins one by one into `set`; see the file comment of plugin_loader.h.
 class Loader {
@@ -168,61 +161,13 @@ class Loader {
 
   static Status CheckDescriptor(const portico_plugin_v1_descriptor* d,
                                 const PluginManifest& manifest) {
-    if (d == nullptr) {
-      return FailedPreconditionError(PORTICO_ENTRY_V1 "() returned NULL; " + std::string(kRebuild));
-    }
-    if (d->struct_size < kDescriptorV1Size) {
-      return FailedPreconditionError("descriptor struct_size " + std::to_string(d->struct_size) +
-                                     " smaller than " + std::to_string(kDescriptorV1Size) +
-                                     " (the ABI 1.0 descriptor); " + std::string(kRebuild));
-    }
-    if (d->abi_major != PORTICO_ABI_MAJOR) {
-      return FailedPreconditionError("descriptor says ABI " + std::to_string(d->abi_major) + "." +
-                                     std::to_string(d->abi_minor) + " (its manifest says " +
-                                     std::to_string(manifest.abi_major) + "." +
-                                     std::to_string(manifest.abi_minor) + "); this host speaks " +
-                                     std::to_string(PORTICO_ABI_MAJOR) + ".x; " +
-                                     std::string(kRebuild));
-    }
-    if (d->abi_minor > PORTICO_ABI_MINOR) {
-      return FailedPreconditionError("descriptor says ABI " + std::to_string(d->abi_major) + "." +
-                                     std::to_string(d->abi_minor) + ", newer than this host's " +
-                                     std::to_string(PORTICO_ABI_MAJOR) + "." +
-                                     std::to_string(PORTICO_ABI_MINOR) + "; " +
-                                     std::string(kRebuild));
-    }
-    if (d->register_plugin == nullptr) {
-      return FailedPreconditionError("descriptor has no register_plugin; " + std::string(kRebuild));
-    }
-    std::string_view name = sdk::View(d->name);
-    if (name != manifest.name) {
-      return FailedPreconditionError("descriptor names the plugin \"" + std::string(name) +
-                                     "\" but its manifest says \"" + manifest.name + "\"; " +
-                                     std::string(kRebuild) + " with portico_add_plugin()");
-    }
-    return OkStatus();
+    return sdk::CheckDescriptor(d, manifest);
   }
 
   static Status CrossCheck(const RegistrationStage& stage, const PluginManifest& manifest) {
     std::set<KindId> registered;
     for (const KindInfo& k : stage.kinds()) registered.insert(k.id);
-    std::set<KindId> listed;
-    for (const ManifestKind& k : manifest.kinds) listed.insert(k.id);
-    if (registered == listed) return OkStatus();
-    std::set<KindId> extra;
-    std::set<KindId> missing;
-    for (const KindId& id : registered) {
-      if (!listed.contains(id)) extra.insert(id);
-    }
-    for (const KindId& id : listed) {
-      if (!registered.contains(id)) missing.insert(id);
-    }
-    std::string found = "registered kinds differ from the manifest (";
-    if (!extra.empty()) found += "registered but not in the manifest: " + KindList(extra);
-    if (!extra.empty() && !missing.empty()) found += "; ";
-    if (!missing.empty()) found += "in the manifest but not registered: " + KindList(missing);
-    return FailedPreconditionError(
-        found + "); make manifest.json list exactly the kinds Setup registers and rebuild");
+    return sdk::CrossCheckKinds(registered, manifest);
   }
 
   PluginSet& set_;

@@ -7,36 +7,10 @@
 #include "core/common/sha256.h"
 #include "core/plugin/elf_manifest.h"
 #include "portico/sdk/abi.h"
-#include "portico/sdk/version.h"
 
 namespace portico::core {
-namespace {
-
-std::string AbiString(uint32_t major, uint32_t minor) {
-  return std::to_string(major) + "." + std::to_string(minor);
-}
-
-// ManifestRefusal turns a manifest extraction/parse error into a refusal reason with its fix.
-std::string ManifestRefusal(const Status& status) {
-  switch (status.code()) {
-    case StatusCode::kNotFound:
-      return status.message() +
-             "; remove the file from the plugin directory, or build it with portico_add_plugin()";
-    case StatusCode::kInvalidArgument:
-      if (status.message().rfind("manifest", 0) == 0) {
-        return "invalid embedded manifest: " + status.message() +
-               "; fix manifest.json and rebuild the plugin";
-      }
-      return status.message() +
-             "; remove it from the plugin directory (only Portico plugins belong there)";
-    case StatusCode::kDataLoss:
-      return status.message() + "; the file is damaged: reinstall or rebuild the plugin";
-    default:
-      return status.message() + "; check the file's permissions";
-  }
-}
-
-}  // namespace
+using sdk::ManifestRefusal;
+using sdk::manifest_detail::AbiString;
 
 void PluginRecord::Reject(std::string why) {
   if (verdict == PluginVerdict::kRejected) return;
@@ -55,21 +29,6 @@ std::string PluginRecord::AbiVerdict() const {
   if (!manifest) return "<none>";
   return AbiString(manifest->abi_major, manifest->abi_minor) +
          (CheckAbi(manifest->abi_major, manifest->abi_minor).ok() ? " ok" : " incompatible");
-}
-
-Status CheckAbi(uint32_t major, uint32_t minor) {
-  const std::string host = std::to_string(PORTICO_ABI_MAJOR) + ".x";
-  const std::string rebuild = "rebuild it against Portico SDK " PORTICO_SDK_VERSION;
-  if (major != PORTICO_ABI_MAJOR) {
-    return FailedPreconditionError("built for ABI " + AbiString(major, minor) +
-                                   "; this host speaks " + host + "; " + rebuild);
-  }
-  if (minor > PORTICO_ABI_MINOR) {
-    return FailedPreconditionError(
-        "built for ABI " + AbiString(major, minor) + ", newer than this host's " +
-        AbiString(PORTICO_ABI_MAJOR, PORTICO_ABI_MINOR) + "; upgrade the host or " + rebuild);
-  }
-  return OkStatus();
 }
 
 PluginRecord PreflightPlugin(const std::filesystem::path& path) {

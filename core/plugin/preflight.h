@@ -41,10 +41,8 @@ struct PluginRecord {
   std::string AbiVerdict() const;
 };
 
-// CheckAbi judges a plugin built for ABI `major.minor` against this host (PORTICO_ABI_MAJOR,
-// PORTICO_ABI_MINOR): the major must match and the minor must not be newer. The error message is
-// a refusal reason: "built for ABI 2.0; this host speaks 1.x; rebuild against Portico SDK 0.1.0".
-Status CheckAbi(uint32_t major, uint32_t minor);
+// CheckAbi judges a plugin's ABI against this host (portico/sdk/manifest.h).
+using sdk::CheckAbi;
 
 // PreflightPlugin hashes the file, extracts and validates its manifest and checks the ABI.
 PluginRecord PreflightPlugin(const std::filesystem::path& path);

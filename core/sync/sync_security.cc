@@ -1,4 +1,5 @@
 #include "core/sync/sync_security.h"
+#include "portico/sdk/fields.h"
 
 #include <grpc/support/log.h>
 #include <grpcpp/security/tls_certificate_provider.h>
@@ -26,6 +27,7 @@
 namespace portico::core {
 namespace {
 
+using ::portico::sdk::Quoted;
 namespace fs = std::filesystem;
 
 constexpr std::string_view kTable = "conf_sync_security";
@@ -46,8 +48,6 @@ Status FieldError(std::string_view source, const toml::node* node, std::string_v
   return InvalidArgumentError(Where(source, node) + ": " + std::string(field) + ": " +
                               std::string(what));
 }
-
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 // CheckKeys refuses keys outside `allowed`.
 Status CheckKeys(const toml::table& table, std::string_view prefix,

@@ -6,11 +6,12 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/gateway_api.h"
 #include "portico/sdk/json_writer.h"
+#include "portico/sdk/policy_peers.h"
 #include "portico/sdk/timestamp.h"
 #include "validate.h"
 #include "x509/ca_reference.h"
@@ -18,9 +19,8 @@
 namespace portico::plugins::backendtlspolicy {
 namespace {
 
+using ::portico::sdk::Quoted;
 using GatewayKey = std::pair<std::string, std::string>;  // (namespace, name)
-
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 // TargetResult is what resolution found for one targetRef.
 struct TargetResult {
@@ -135,7 +135,7 @@ struct Contender {
 };
 
 bool Precedes(const Contender& a, const Contender& b) {
-  return std::tie(a.created, a.name) < std::tie(b.created, b.name);
+  return sdk::OlderPolicy(a.created, a.name, b.created, b.name);
 }
 
 bool SameTarget(const TargetRef& a, const TargetRef& b) {
@@ -146,15 +146,11 @@ bool SameTarget(const TargetRef& a, const TargetRef& b) {
 std::vector<Contender> ListContenders(const std::string& ns, const std::string& self,
                                       sdk::ProcessContext& ctx) {
   std::vector<Contender> out;
-  auto listed = json::Parse(ctx.ListExports(kGroup, "BackendTLSPolicy", ns), "policy list");
-  if (!listed.ok() || !listed->IsArray()) return out;
-  for (const auto& item : listed->GetArray()) {
-    Contender c;
-    c.name = json::GetString(item, "name");
-    const rapidjson::Value* e = json::Find(item, "export");
-    if (c.name == self || e == nullptr || !e->IsObject()) continue;
-    c.created = json::GetInt(*e, "createdUnixMs").value_or(sdk::kUnknownCreatedUnixMs);
-    if (const rapidjson::Value* ts = json::Find(*e, "targets"); ts != nullptr && ts->IsArray()) {
+  const sdk::PolicyPeers peers = sdk::ListPolicyPeers(ctx, kGroup, "BackendTLSPolicy", ns, self);
+  for (const auto& peer : peers.peers) {
+    Contender c{peer.created_unix_ms, peer.name, {}};
+    const rapidjson::Value* ts = json::Find(*peer.export_json, "targets");
+    if (ts != nullptr && ts->IsArray()) {
       for (const auto& t : ts->GetArray()) {
         c.targets.push_back({json::GetString(t, "group"), json::GetString(t, "kind"),
                              json::GetString(t, "name"), json::GetString(t, "sectionName")});

@@ -7,16 +7,14 @@
 #include <set>
 #include <tuple>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/names.h"
 
 namespace portico::plugins::gateway {
 namespace {
 
+using ::portico::sdk::FieldError;
 constexpr size_t kMaxListeners = 64;
-
-Status FieldError(const std::string& field, const std::string& what) {
-  return InvalidArgumentError(field + ": " + what);
-}
 
 std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
 

@@ -7,16 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/json_writer.h"
 
 namespace portico::plugins::httproute {
 namespace {
 
+using ::portico::sdk::FieldError;
 using sdk::JsonWriter;
 
-Status FieldError(const std::string& field, const std::string& what) {
-  return InvalidArgumentError(field + ": " + what);
-}
 std::string At(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
 std::string Join(const std::string& field, const char* key) {
   return field.empty() ? std::string(key) : field + "." + key;

@@ -8,18 +8,17 @@
 #include <tuple>
 #include <vector>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/names.h"
 
 namespace portico::plugins::httproute {
 namespace {
 
+using ::portico::sdk::FieldError;
+using ::portico::sdk::Quoted;
 constexpr size_t kMaxTotalMatches = 128;
 constexpr int64_t kMaxWeight = 1000000;
 
-Status FieldError(const std::string& field, const std::string& what) {
-  return InvalidArgumentError(field + ": " + what);
-}
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 std::string At(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
 
 const rapidjson::Value* Array(const rapidjson::Value& v, const char* name) {

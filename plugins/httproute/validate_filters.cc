@@ -2,16 +2,15 @@
 #include <map>
 #include <set>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/names.h"
 #include "validate.h"
 
 namespace portico::plugins::httproute {
 namespace {
 
-Status FieldError(const std::string& field, const std::string& what) {
-  return InvalidArgumentError(field + ": " + what);
-}
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+using ::portico::sdk::FieldError;
+using ::portico::sdk::Quoted;
 std::string At(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
 
 const rapidjson::Value* Array(const rapidjson::Value& v, const char* name) {

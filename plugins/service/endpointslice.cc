@@ -5,12 +5,14 @@
 #include <optional>
 #include <string>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/json_writer.h"
 #include "portico/sdk/names.h"
 
 namespace portico::plugins::service {
 namespace {
 
+using ::portico::sdk::FieldError;
 constexpr size_t kMaxEndpoints = 1000;
 constexpr size_t kMaxAddresses = 100;
 constexpr size_t kMaxPorts = 100;
@@ -36,10 +38,6 @@ struct SliceView {
   std::vector<SlicePort> ports;
   std::vector<Endpoint> endpoints;
 };
-
-Status FieldError(const std::string& field, const std::string& what) {
-  return InvalidArgumentError(field + ": " + what);
-}
 
 bool ValidAddress(std::string_view type, std::string_view address) {
   if (type == "IPv4") return sdk::names::IsIPv4(address);

@@ -6,12 +6,14 @@
 #include <set>
 #include <string>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/json_writer.h"
 #include "portico/sdk/names.h"
 
 namespace portico::plugins::service {
 namespace {
 
+using ::portico::sdk::FieldError;
 // Port is one normalised Service port.
 struct Port {
   std::string name;
@@ -28,10 +30,6 @@ struct ServiceView {
   std::string external_name;
   std::vector<Port> ports;
 };
-
-Status FieldError(const std::string& field, const std::string& what) {
-  return InvalidArgumentError(field + ": " + what);
-}
 
 bool IsPort(const rapidjson::Value& v) {
   return v.IsInt64() && v.GetInt64() >= 1 && v.GetInt64() <= 65535;

@@ -4,17 +4,18 @@
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/json_writer.h"
+#include "portico/sdk/policy_peers.h"
 #include "portico/sdk/timestamp.h"
 #include "validate.h"
 
 namespace portico::plugins::tls {
 namespace {
 
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+using ::portico::sdk::Quoted;
 
 sdk::Condition AcceptTarget(const TargetRef& target, const std::string& ns,
                             sdk::ProcessContext& ctx) {
@@ -148,7 +149,7 @@ struct Contender {
 };
 
 bool Older(const Contender& a, const Contender& b) {
-  return std::tie(a.created, a.name) < std::tie(b.created, b.name);
+  return sdk::OlderPolicy(a.created, a.name, b.created, b.name);
 }
 
 // SharedListener: both targets cover a listener (same Gateway; same sectionName, or either
@@ -171,13 +172,12 @@ std::optional<std::string> SharedHostname(const std::vector<std::string>& a,
   return std::nullopt;
 }
 
-// ParseContender reads one entry of ListExports(TLSPolicy); nullopt when it contends for nothing.
-std::optional<Contender> ParseContender(const rapidjson::Value& item) {
+// ParseContender reads one peer (ListPolicyPeers); nullopt when it contends for nothing.
+std::optional<Contender> ParseContender(const sdk::PolicyPeers::Peer& peer) {
   Contender c;
-  c.name = json::GetString(item, "name");
-  const rapidjson::Value* e = json::Find(item, "export");
-  if (e == nullptr || !e->IsObject()) return std::nullopt;
-  c.created = json::GetInt(*e, "createdUnixMs").value_or(kUnknownCreatedUnixMs);
+  c.name = peer.name;
+  c.created = peer.created_unix_ms;
+  const rapidjson::Value* e = peer.export_json;
   if (const rapidjson::Value* hs = json::Find(*e, "hostnames"); hs != nullptr && hs->IsArray()) {
     for (const auto& h : hs->GetArray()) {
       if (h.IsString()) c.hostnames.emplace_back(h.GetString(), h.GetStringLength());
@@ -338,12 +338,9 @@ Status ProcessTlsPolicy(const sdk::Object& obj, sdk::ProcessContext& ctx,
     if (candidate.back() && !secrets.failure) contends.push_back(&spec->targets[i]);
   }
   std::vector<Contender> others;
-  auto listed = json::Parse(ctx.ListExports(kGroup, "TLSPolicy", ns), "TLSPolicy list");
-  if (listed.ok() && listed->IsArray()) {
-    for (const auto& item : listed->GetArray()) {
-      if (json::GetString(item, "name") == obj.ref().name) continue;
-      if (std::optional<Contender> c = ParseContender(item)) others.push_back(std::move(*c));
-    }
+  for (const auto& peer :
+       sdk::ListPolicyPeers(ctx, kGroup, "TLSPolicy", ns, obj.ref().name).peers) {
+    if (std::optional<Contender> c = ParseContender(peer)) others.push_back(std::move(*c));
   }
   std::vector<std::optional<std::string>> conflicts =
       Conflicts(self, candidate, std::move(others), ns);

@@ -6,18 +6,16 @@
 #include <set>
 #include <string>
 
+#include "portico/sdk/fields.h"
 #include "portico/sdk/names.h"
 #include "template.h"
 
 namespace portico::plugins::webhook {
 namespace {
 
+using ::portico::sdk::FieldError;
+using ::portico::sdk::Quoted;
 constexpr int64_t kMaxTimeoutMs = 60 * 1000;
-
-Status FieldError(const std::string& field, const std::string& what) {
-  return InvalidArgumentError(field + ": " + what);
-}
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](char c) {

@@ -63,6 +63,29 @@ TEST_F(FakeHostTest, LoadRecordsTheManifestAndRegistrations) {
   EXPECT_FALSE(host_.has_reference_policy());
 }
 
+TEST_F(FakeHostTest, LoadKeepsTheManifestAsTheHostsParseIt) {
+  const PluginManifest& manifest = host_.plugins()[0]->manifest;
+  EXPECT_EQ(manifest.name, "fakehost-probe");
+  EXPECT_EQ(manifest.abi_minor, static_cast<uint32_t>(PORTICO_ABI_MINOR));
+  ASSERT_FALSE(manifest.kinds.empty());
+  EXPECT_EQ(manifest.kinds[0].id.group, kGroup);
+}
+
+TEST(FakeHostRefusalTest, APluginTheHostsRefuseIsRefusedWithTheirMessage) {
+  FakeHost host;
+  Status misnamed = host.Load(REFUSED_PLUGIN_PATH);
+  EXPECT_EQ(misnamed.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(misnamed.message(),
+              HasSubstr(": plugin refused: descriptor names the plugin \"someone-else\" but its "
+                        "manifest says \"fakehost-refused\""));
+  Status bare = host.Load(NOMANIFEST_PLUGIN_PATH);
+  EXPECT_THAT(bare.message(),
+              HasSubstr(": plugin refused: no .portico_manifest section (not a Portico plugin); "
+                        "remove the file from the plugin directory, or build it with "
+                        "portico_add_plugin()"));
+  EXPECT_TRUE(host.plugins().empty());
+}
+
 TEST_F(FakeHostTest, RegistrationIsSharedAcrossHosts) {
   EXPECT_TRUE(host_.Load(PROBE_PLUGIN_PATH).ok());  // same host: no-op
   EXPECT_EQ(host_.plugins().size(), 1u);
@@ -353,6 +376,23 @@ TEST_F(FakeHostTest, FiltersRunOnRequestAndResponse) {
   out = host_.RunFilter("test.portico.io/Header", "{}", FakeHttpExchange{});
   EXPECT_EQ(out.status.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(host_.RunFilter("nope", "{}", {}).status.code(), StatusCode::kNotFound);
+}
+
+TEST_F(FakeHostTest, AFilterInstanceKeepsItsStateAcrossRequestsAndSeesTheFakeClock) {
+  auto filter = host_.CreateFilter("test.portico.io/Clock", "{}");
+  ASSERT_TRUE(filter.ok()) << filter.status();
+  host_.SetNowUnixMs(5000);
+  FilterOutcome first = (*filter)->Run(FakeHttpExchange{});
+  host_.AdvanceMs(250);
+  FilterOutcome second = (*filter)->Run(FakeHttpExchange{});
+  EXPECT_EQ(*first.exchange.Header("x-probe-count"), "1");
+  EXPECT_EQ(*first.exchange.Header("x-probe-now"), "5000");
+  EXPECT_EQ(*second.exchange.Header("x-probe-count"), "2");
+  EXPECT_EQ(*second.exchange.Header("x-probe-now"), "5250");
+  // RunFilter makes a fresh instance each time.
+  EXPECT_EQ(*host_.RunFilter("test.portico.io/Clock", "{}", {}).exchange.Header("x-probe-count"),
+            "1");
+  EXPECT_EQ(host_.CreateFilter("nope", "{}").status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(FakeHostTest, FilterOutboundCallsCompleteThroughTheResponder) {

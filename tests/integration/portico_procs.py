@@ -227,6 +227,21 @@ def run_ctl(binaries, *args, timeout=60):
     return done.returncode, done.stdout, done.stderr
 
 
+def report_failure(controller, gateway):
+    """Writes what explains a set-up that did not come up to stderr: the controller's errors
+    and the ends of both logs."""
+    sys.stderr.write("controller errors: %s\n---- controller log\n%s\n---- gateway log\n%s\n"
+                     % (controller.admin.get("/api/v1/errors"), controller.tail(30),
+                        gateway.tail(30)))
+
+
+def stop_all(owner, *names):
+    """Stops the processes held in `owner`'s attributes `names` (those that were started)."""
+    for name in names:
+        if getattr(owner, name, None) is not None:
+            getattr(owner, name).stop()
+
+
 class Controller(Process):
     """portico-controller on `conf_dir` with admin and sync on port 0 (--testing)."""
 

@@ -35,7 +35,8 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
-from portico_procs import binaries_from_args, Controller, Gateway, free_port, wait_until  # noqa: E402
+from portico_procs import (binaries_from_args, Controller, Gateway, free_port,  # noqa: E402
+                           report_failure, stop_all, wait_until)
 from bench_manifests import gateway_yaml  # noqa: E402
 from echo_backend import EchoPod, EchoServers  # noqa: E402
 
@@ -176,16 +177,12 @@ class WebhookTest(unittest.TestCase):
         try:
             wait_until(lambda: request(cls.url + "/a")[0] == 200, 20, "the allow route to serve")
         except AssertionError:
-            sys.stderr.write("controller errors: %s\n---- controller log\n%s\n---- gateway log\n%s\n"
-                             % (cls.controller.admin.get("/api/v1/errors"),
-                                cls.controller.tail(30), cls.gateway.tail(30)))
+            report_failure(cls.controller, cls.gateway)
             raise
 
     @classmethod
     def cleanup(cls):
-        for name in ("gateway", "controller"):
-            if getattr(cls, name, None) is not None:
-                getattr(cls, name).stop()
+        stop_all(cls, "gateway", "controller")
         cls.hook.stop()
         cls.flaky.stop()
         cls.echo.stop()

@@ -329,10 +329,13 @@ INSTANTIATE_TEST_SUITE_P(
         RefusalCase{"unprovided-reads",
                     {"kind Sprocket reads Service, which no loaded plugin provides",
                      "add the plugin that provides Service"}},
+        // The SDK's Kind() names the unlisted kind (a raw C plugin meets the hosts' cross-check
+        // of registered and listed kinds instead: raw-twin in ctl_plugin_verify_test.cc).
         RefusalCase{"manifest-mismatch",
-                    {"registered kinds differ from the manifest",
-                     "registered but not in the manifest: Gremlin.example.portico.io",
-                     "make manifest.json list exactly the kinds"}}),
+                    {"registration failed: INVALID_ARGUMENT: Kind(\"example.portico.io\", "
+                     "\"Gremlin\"): kind Gremlin.example.portico.io is not in the plugin's "
+                     "manifest.json (it lists: Gizmo.example.portico.io)",
+                     "add it to \"kinds\" there"}}),
     [](const ::testing::TestParamInfo<RefusalCase>& info) {
       std::string name = info.param.fixture;
       for (char& c : name) c = c == '-' ? '_' : c;

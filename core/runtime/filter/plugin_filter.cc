@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <chrono>
 #include <list>
 #include <string>
 #include <utility>
@@ -251,6 +252,11 @@ portico_filter_host MakeHost(CallHost* ch) {
   };
   h.log = [](void* host, portico_log_level level, portico_str message) {
     static_cast<CallHost*>(host)->data->ctx->Log(static_cast<int>(level), View(message));
+  };
+  h.now_monotonic_ms = [](void*) -> int64_t {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   };
   return h;
 }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/runtime/routing/regex_prefix.h"
+#include "portico/sdk/fields.h"
 #include "portico/sdk/json.h"
 
 namespace portico::core::routing::internal {
@@ -40,11 +41,8 @@ std::string CompiledRule::IndexKey() const {
 
 namespace {
 
+using ::portico::sdk::FieldError;
 using rapidjson::Value;
-
-Status FieldError(const std::string& field, const std::string& what) {
-  return InvalidArgumentError(field + ": " + what);
-}
 
 std::string Lower(std::string_view s) {
   std::string out(s);

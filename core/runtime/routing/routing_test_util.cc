@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "core/common/sha256.h"
+#include "portico/sdk/fields.h"
 
 namespace portico::core::routing::testing {
 namespace {
 
+using ::portico::sdk::Quoted;
 constexpr char kGatewayGroup[] = "gateway.networking.k8s.io";
-
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string Strings(const std::vector<std::string>& items) {
   std::string out = "[";

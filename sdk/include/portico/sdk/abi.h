@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 #define PORTICO_ABI_MAJOR 1
-#define PORTICO_ABI_MINOR 2
+#define PORTICO_ABI_MINOR 3
 
 /* The exported entry symbol for ABI major 1, and the ELF section holding the manifest. */
 #define PORTICO_ENTRY_V1 "portico_plugin_v1"
@@ -345,6 +345,10 @@ typedef struct portico_filter_host {
   /* ---- ABI 1.2: this request's state for this filter (what request_create made; NULL when
    * the type has no request_create). Owned by the plugin, freed in request_destroy. */
   void* request_state;
+  /* ---- ABI 1.3 (check PORTICO_HAS_FIELD): a monotonic clock in milliseconds (arbitrary
+   * epoch, never goes back), the one a filter measures time with (token buckets, windows), so
+   * the fake host's clock drives it under test. Cheap; callable from any request hook. */
+  int64_t (*now_monotonic_ms)(void* host);
 } portico_filter_host;
 
 /* portico_filter_type: a filter a kind provides, instantiated from its config JSON (the

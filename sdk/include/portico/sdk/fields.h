@@ -1,11 +1,12 @@
-// fields.h: FieldError and RequiredString, the field helpers plugins use to read the JSON they
-// wrote themselves (synced views, contributions) and to name the field at fault when it is not
+// fields.h: FieldError, RequiredString and Quoted, the field helpers plugins use to read the JSON
+// they wrote themselves (synced views, contributions) and to name the field at fault when it is not
 // the shape they expect. Header-only.
 // Threading: pure functions.
 #ifndef PORTICO_SDK_FIELDS_H_
 #define PORTICO_SDK_FIELDS_H_
 
 #include <string>
+#include <string_view>
 
 #include "portico/sdk/json.h"
 #include "portico/sdk/status.h"
@@ -16,6 +17,9 @@ namespace portico::sdk {
 inline Status FieldError(const std::string& field, const std::string& what) {
   return InvalidArgumentError(field + ": " + what);
 }
+
+// Quoted renders `s` in double quotes, as messages name a value: spec.path: "/x" is not ...
+inline std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 // RequiredString returns member `key` of `obj`, a non-empty string, or an error naming
 // "<field>.<key>" (just `key` when `field` is empty).

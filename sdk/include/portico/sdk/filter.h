@@ -8,6 +8,8 @@
 #ifndef PORTICO_SDK_FILTER_H_
 #define PORTICO_SDK_FILTER_H_
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -178,6 +180,17 @@ class FilterHost {
   }
   void Log(portico_log_level level, std::string_view message) const {
     if (raw_ != nullptr && raw_->log != nullptr) raw_->log(raw_->host, level, Str(message));
+  }
+  // NowMonotonicMs is the host's monotonic clock in milliseconds (ABI 1.3; the fake host's fake
+  // clock under test). Against an older host it falls back to std::chrono::steady_clock.
+  int64_t NowMonotonicMs() const {
+    if (raw_ != nullptr && PORTICO_HAS_FIELD(raw_, portico_filter_host, now_monotonic_ms) &&
+        raw_->now_monotonic_ms != nullptr) {
+      return raw_->now_monotonic_ms(raw_->host);
+    }
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
 
  private:

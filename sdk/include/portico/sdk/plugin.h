@@ -27,6 +27,7 @@
 #include "portico/sdk/filter.h"
 #include "portico/sdk/handler.h"
 #include "portico/sdk/json.h"
+#include "portico/sdk/manifest.h"
 #include "portico/sdk/processor.h"
 #include "portico/sdk/status.h"
 #include "portico/sdk/types.h"
@@ -72,17 +73,6 @@ struct KindSpec {
   KindSpec& Process(ProcessFn fn) { process = std::move(fn); capabilities |= PORTICO_CAP_PROCESSOR; return *this; }
   KindSpec& Stage(StageFn fn) { stage = std::move(fn); capabilities |= PORTICO_CAP_HANDLER; return *this; }
 };
-
-// CapabilityBit maps a manifest capability name to its PORTICO_CAP_* bit (0 when unknown).
-inline uint32_t CapabilityBit(std::string_view name) {
-  if (name == "processor") return PORTICO_CAP_PROCESSOR;
-  if (name == "sync") return PORTICO_CAP_SYNC;
-  if (name == "handler") return PORTICO_CAP_HANDLER;
-  if (name == "routeFilter") return PORTICO_CAP_ROUTE_FILTER;
-  if (name == "policyTarget") return PORTICO_CAP_POLICY_TARGET;
-  if (name == "referencePolicy") return PORTICO_CAP_REFERENCE_POLICY;
-  return 0;
-}
 
 // SyncPolicyFromName maps "never" | "always" | "toReferrers" | "attached".
 inline StatusOr<portico_sync_policy> SyncPolicyFromName(std::string_view name) {
@@ -134,10 +124,28 @@ inline StatusOr<KindSpec> KindSpecFromManifest(const rapidjson::Value& entry) {
 class Plugin {
  public:
   // Kind returns the spec of (group, kind): from the embedded manifest when it lists the kind
-  // (with its embedded schema), otherwise a fresh spec the caller fills in.
+  // (with its embedded schema). A plugin with an embedded manifest that lacks (group, kind)
+  // fails its registration with a message naming the kind and the fix (the spec returned then
+  // is never registered); one without a manifest (a hand-written fixture) gets a fresh spec
+  // the caller fills in.
   KindSpec& Kind(std::string_view group, std::string_view kind) {
     for (auto& spec : kinds_) {
       if (spec.group == group && spec.kind == kind) return spec;
+    }
+    if (manifest_loaded_) {
+      std::string listed;
+      for (const auto& spec : kinds_) {
+        listed += (listed.empty() ? "" : ", ") + spec.kind + "." + spec.group;
+      }
+      std::string name = std::string(kind) + "." + std::string(group);
+      errors_.push_back("Kind(\"" + std::string(group) + "\", \"" + std::string(kind) +
+                        "\"): kind " + name + " is not in the plugin's manifest.json (it lists: " +
+                        (listed.empty() ? std::string("no kinds") : listed) +
+                        "); add it to \"kinds\" there, or fix the group or kind passed to Kind()");
+      KindSpec& unlisted = unlisted_.emplace_back();
+      unlisted.group = group;
+      unlisted.kind = kind;
+      return unlisted;
     }
     KindSpec& spec = kinds_.emplace_back();
     spec.group = group;
@@ -162,8 +170,12 @@ class Plugin {
       }
       kinds_.push_back(std::move(spec).value());
     }
+    manifest_loaded_ = true;
     return OkStatus();
   }
+
+  // errors lists what Setup asked for that the manifest does not declare (Kind()).
+  const std::vector<std::string>& errors() const { return errors_; }
 
   std::deque<KindSpec>& kinds() { return kinds_; }
   std::deque<FilterTypeSpec>& filters() { return filters_; }
@@ -172,8 +184,11 @@ class Plugin {
  private:
   // deques: hooks keep pointers to specs, which must never move.
   std::deque<KindSpec> kinds_;
+  std::deque<KindSpec> unlisted_;  // Kind() of a kind the manifest lacks: never registered
   std::deque<FilterTypeSpec> filters_;
   ReferencePolicyFn reference_policy_;
+  bool manifest_loaded_ = false;
+  std::vector<std::string> errors_;
 };
 
 namespace detail {
@@ -323,6 +338,7 @@ inline int ReferencePolicyTrampoline(void* user, const portico_process_context* 
 
 // RegisterAll hands every spec to the host registrar.
 inline Status RegisterAll(Plugin& plugin, const portico_registrar* reg) {
+  if (!plugin.errors().empty()) return InvalidArgumentError(plugin.errors().front());
   for (KindSpec& spec : plugin.kinds()) {
     std::string versions = JoinList(spec.versions);
     std::string short_names = JoinList(spec.short_names);

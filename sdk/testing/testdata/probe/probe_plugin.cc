@@ -2,6 +2,7 @@
 // and echoes what it got in its synced view; its handler stages what the changes ask for; two
 // filter types exercise the request path. Not a real kind: only fake_host_test loads it.
 // Threading: stateless; hooks only touch their arguments.
+#include <atomic>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -187,6 +188,21 @@ class ThrowFilter : public portico::sdk::Filter {
   }
 };
 
+// ClockFilter numbers the requests its instance has seen and stamps the host's monotonic clock
+// on each: x-probe-count and x-probe-now (state across requests, and the fake clock).
+class ClockFilter : public portico::sdk::Filter {
+ public:
+  portico_filter_status OnRequest(const portico::sdk::HttpView& request,
+                                  const portico::sdk::FilterHost& host) override {
+    request.SetHeader("x-probe-count", std::to_string(++count_));
+    request.SetHeader("x-probe-now", std::to_string(host.NowMonotonicMs()));
+    return PORTICO_FILTER_CONTINUE;
+  }
+
+ private:
+  std::atomic<int64_t> count_{0};
+};
+
 void Setup(portico::sdk::Plugin& p) {
   p.Kind("test.portico.io", "Probe").Process(&ProcessProbe).Stage(&StageProbe);
   p.Kind("test.portico.io", "ClusterProbe").Process(&ProcessProbe);
@@ -201,6 +217,10 @@ void Setup(portico::sdk::Plugin& p) {
                      }
                      return std::unique_ptr<portico::sdk::Filter>(
                          new HeaderFilter(name, portico::json::GetString(doc, "value")));
+                   }});
+  p.AddFilterType({"test.portico.io/Clock", PORTICO_PHASE_EARLY, 1,
+                   [](std::string_view) -> StatusOr<std::unique_ptr<portico::sdk::Filter>> {
+                     return std::unique_ptr<portico::sdk::Filter>(new ClockFilter());
                    }});
   p.AddFilterType({"test.portico.io/Throw", PORTICO_PHASE_EARLY, 0,
                    [](std::string_view) -> StatusOr<std::unique_ptr<portico::sdk::Filter>> {

@@ -9,6 +9,9 @@
 //   host.Apply(gateway_json);                       // processes and stores the Gateway's export
 //   auto out = host.Process("gateway.networking.k8s.io", "HTTPRoute", route_json);
 //   EXPECT_TRUE(out.status.ok()) << out.status;     // out.synced, out.export_json, out.reads ...
+//   auto filter = host.CreateFilter("example.io/Limit", *out.synced);  // one instance, kept
+//   (*filter)->Run(exchange);                       // as many requests as the test needs;
+//   host.AdvanceMs(1000);                           // the fake clock, which filters read too
 //
 // Loading (plugin_library.h): like the real host, libraries are opened with RTLD_NOW |
 // RTLD_LOCAL and never unloaded; each registration is cached process-wide and shared by every
@@ -39,7 +42,9 @@
 #include "portico/sdk/processor.h"
 #include "portico/sdk/secret_data.h"
 #include "portico/sdk/status.h"
+#include "portico/sdk/testing/fake_filter.h"
 #include "portico/sdk/testing/fake_http.h"
+#include "portico/sdk/testing/fake_stage.h"
 #include "portico/sdk/testing/fake_util.h"
 #include "portico/sdk/testing/plugin_library.h"
 #include "portico/sdk/types.h"
@@ -65,62 +70,6 @@ struct ProcessOutcome {
 
   bool ok() const { return status.ok(); }
 };
-
-// FakeChange is one synced object handed to a handler's stage().
-struct FakeChange {
-  portico_change_op op = PORTICO_CHANGE_UPSERT;
-  ObjectRef ref;
-  std::string json;
-  std::string hash;  // a fake content hash (FNV-1a, hex) unless set
-
-  static FakeChange Upsert(ObjectRef ref, std::string json);
-  static FakeChange Delete(ObjectRef ref) {
-    return FakeChange{PORTICO_CHANGE_DELETE, std::move(ref), "", ""};
-  }
-};
-
-// StagedEntry is one runtime contribution: the owner's key and the JSON it put.
-struct StagedEntry {
-  std::string owner;
-  std::string json;
-  friend bool operator==(const StagedEntry&, const StagedEntry&) = default;
-};
-
-// StagedKey is (format, id), e.g. ("backend.v1", "ports/default/web").
-using StagedKey = std::pair<std::string, std::string>;
-
-// StageOutcome is the result of one stage() call. `puts` is the whole fake runtime after the
-// call: on error it is rolled back, and the contributions of nacked objects are restored.
-struct StageOutcome {
-  Status status;
-  std::map<StagedKey, StagedEntry> puts;
-  std::vector<std::pair<ObjectRef, std::string>> nacks;
-  std::vector<std::string> logs;
-
-  bool ok() const { return status.ok(); }
-};
-
-// FakeHttpResponse is what a test's responder answers to a filter's outbound call.
-struct FakeHttpResponse {
-  int status = 200;  // 0: the call failed (reason in body)
-  std::string headers;
-  std::string body;
-};
-
-// FilterOutcome is the result of running one filter hook (and its outbound calls, if any).
-struct FilterOutcome {
-  Status status;  // create() failure
-  portico_filter_status result = PORTICO_FILTER_CONTINUE;
-  FakeHttpExchange exchange;       // the exchange after the hooks
-  FakeHttpExchange response;       // RunFilter's `response` after the response hook
-  std::vector<std::string> calls;  // "METHOD url" of each outbound call
-  std::vector<std::string> logs;
-};
-
-inline FakeChange FakeChange::Upsert(ObjectRef ref, std::string json) {
-  std::string hash = detail::Fnv1aHex(json);
-  return FakeChange{PORTICO_CHANGE_UPSERT, std::move(ref), std::move(json), std::move(hash)};
-}
 
 // FakeHost loads plugins and plays the controller's and gateway's side of the ABI.
 class FakeHost {
@@ -210,6 +159,7 @@ class FakeHost {
     if (ref.group.empty() && ref.kind == "Secret") secrets_.erase({ref.ns, ref.name});
   }
 
+  // The fake clock: processors read it as now_unix_ms, filters as their monotonic clock.
   void SetNowUnixMs(int64_t ms) { now_ms_ = ms; }
   void AdvanceMs(int64_t ms) { now_ms_ += ms; }
   int64_t now_unix_ms() const { return now_ms_; }
@@ -376,55 +326,32 @@ class FakeHost {
     responder_ = std::move(responder);
   }
 
-  // RunFilter creates an instance of filter type `name` from `config_json`, runs its request
-  // hook (or its response hook when `exchange.status` != 0), completes outbound calls through
-  // the responder, and destroys the instance. With `response`, a request that went on (continue)
-  // then has its response hook run on `response`, with the same request state (ABI 1.2), as the
-  // gateway would.
-  FilterOutcome RunFilter(std::string_view name, std::string_view config_json,
-                          FakeHttpExchange exchange,
-                          std::optional<FakeHttpExchange> response = std::nullopt) {
-    FilterOutcome out;
-    out.exchange = std::move(exchange);
+  // CreateFilter makes an instance of filter type `name` from `config_json` (its create()), to
+  // Run as many requests through as a test needs.
+  StatusOr<std::unique_ptr<FakeFilter>> CreateFilter(std::string_view name,
+                                                     std::string_view config_json) {
     const RegisteredFilterType* f = FindFilterType(name);
-    if (f == nullptr) {
-      out.status = NotFoundError("filter type " + std::string(name) + " is not loaded");
-      return out;
-    }
+    if (f == nullptr) return NotFoundError("filter type " + std::string(name) + " is not loaded");
     void* instance = nullptr;
     StringSink error;
     portico_code code = f->create(f->user, Str(config_json), &instance, error.sink());
-    if (code != PORTICO_OK) {
-      out.status = Status(static_cast<StatusCode>(code), error.take());
+    if (code != PORTICO_OK) return Status(static_cast<StatusCode>(code), error.take());
+    return std::make_unique<FakeFilter>(FakeFilterEnv{&responder_, &now_ms_, &logs_}, f, instance);
+  }
+
+  // RunFilter runs one request through a fresh instance (CreateFilter, FakeFilter::Run) and
+  // destroys it; a create() failure is the outcome's status.
+  FilterOutcome RunFilter(std::string_view name, std::string_view config_json,
+                          FakeHttpExchange exchange,
+                          std::optional<FakeHttpExchange> response = std::nullopt) {
+    StatusOr<std::unique_ptr<FakeFilter>> filter = CreateFilter(name, config_json);
+    if (!filter.ok()) {
+      FilterOutcome out;
+      out.status = filter.status();
+      out.exchange = std::move(exchange);
       return out;
     }
-    FilterCall call{this, &out, {}};
-    void* state = f->request_create != nullptr ? f->request_create(instance) : nullptr;
-    portico_filter_host host{sizeof(portico_filter_host), &call, &OnHttpCall, &OnFilterLog, state};
-    FakeHttpView view(&out.exchange);
-    bool response_side = out.exchange.status != 0;
-    auto hook = response_side ? f->on_response : f->on_request;
-    out.result = hook != nullptr ? hook(instance, view.view(), &host) : PORTICO_FILTER_CONTINUE;
-    while (out.result == PORTICO_FILTER_PENDING && !call.pending.empty()) {
-      PendingCall pending = std::move(call.pending.front());
-      call.pending.erase(call.pending.begin());
-      FakeHttpResponse response = pending.response;
-      out.result = pending.done(pending.cookie, response.status, Str(response.headers),
-                                Str(response.body), view.view());
-    }
-    // A call still pending (no responder answer left) is cancelled, as a gateway would.
-    for (PendingCall& pending : call.pending) {
-      if (f->cancel != nullptr) f->cancel(instance, state, pending.cookie);
-    }
-    if (response && out.result == PORTICO_FILTER_CONTINUE && !response_side &&
-        f->on_response != nullptr) {
-      out.response = std::move(*response);
-      FakeHttpView response_view(&out.response);
-      f->on_response(instance, response_view.view(), &host);
-    }
-    if (f->request_destroy != nullptr) f->request_destroy(instance, state);
-    if (f->destroy != nullptr) f->destroy(f->user, instance);
-    return out;
+    return (*filter)->Run(std::move(exchange), std::move(response));
   }
 
  private:
@@ -444,16 +371,6 @@ class FakeHost {
   struct TxnCall {
     FakeHost* self;
     StageOutcome* out;
-  };
-  struct PendingCall {
-    portico_http_done_fn done;
-    void* cookie;
-    FakeHttpResponse response;
-  };
-  struct FilterCall {
-    FakeHost* self;
-    FilterOutcome* out;
-    std::vector<PendingCall> pending;
   };
   struct CompiledSchema {
     rapidjson::Document doc;
@@ -727,23 +644,6 @@ class FakeHost {
 
   static void OnTxnLog(void* host, portico_log_level level, portico_str message) {
     auto* call = static_cast<TxnCall*>(host);
-    call->self->AddLog(&call->out->logs, level, View(message));
-  }
-
-  // ---------------------------------------------------------------- filter host callbacks
-
-  static portico_code OnHttpCall(void* host, const portico_http_call* c, portico_http_done_fn done,
-                                 void* cookie) {
-    auto* call = static_cast<FilterCall*>(host);
-    call->out->calls.push_back(std::string(View(c->method)) + " " + std::string(View(c->url)));
-    FakeHttpResponse response{0, "", "no responder set in the fake host"};
-    if (call->self->responder_) response = call->self->responder_(*c);
-    call->pending.push_back(PendingCall{done, cookie, std::move(response)});
-    return PORTICO_OK;
-  }
-
-  static void OnFilterLog(void* host, portico_log_level level, portico_str message) {
-    auto* call = static_cast<FilterCall*>(host);
     call->self->AddLog(&call->out->logs, level, View(message));
   }
 

@@ -1,7 +1,10 @@
-// plugin_library.h: loading a built plugin .so for the fake host: dlopen (RTLD_NOW |
-// RTLD_LOCAL, never closed, like the real host), the v1 entry and descriptor checks, and a fake
-// registrar that copies everything register_plugin() hands over (kinds, filter types, the
-// reference policy). Part of the SDK's testing package; header-only, std + dlfcn + SDK headers.
+// plugin_library.h: loading a built plugin .so for the fake host: the hosts' own checks
+// (portico/sdk/manifest.h: the embedded manifest read without loading and validated, its ABI,
+// the descriptor, the registered kinds against the manifest; a plugin the hosts refuse is
+// refused here with their message), dlopen (RTLD_NOW | RTLD_LOCAL, never closed, like the real
+// host), and a fake registrar that copies everything register_plugin() hands over (kinds, filter
+// types, the reference policy). Part of the SDK's testing package; header-only, std + dlfcn +
+// SDK headers.
 //
 // A plugin registers once per process (the SDK refuses a second registration), so LoadLibrary
 // caches each canonical path's registration (or failure) process-wide; every FakeHost loading
@@ -15,14 +18,18 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "portico/sdk/abi.h"
+#include "portico/sdk/elf_manifest.h"
+#include "portico/sdk/manifest.h"
 #include "portico/sdk/status.h"
 #include "portico/sdk/types.h"
 
@@ -75,6 +82,7 @@ struct LoadedPlugin {
   std::vector<RegisteredFilterType> filter_types;
   std::optional<portico_reference_policy> reference_policy;
   std::vector<std::string> logs;  // registrar log lines
+  PluginManifest manifest;        // the embedded manifest, as the hosts parse it
 };
 
 namespace detail {
@@ -211,6 +219,25 @@ inline StatusOr<std::shared_ptr<const LoadedPlugin>> LoadLibrary(const std::stri
     cache.failed[canonical] = status;
     return status;
   };
+  // What the hosts check, by the hosts' own code (portico/sdk/manifest.h, elf_manifest.h), with
+  // their messages: first the embedded manifest, read without loading the library.
+  auto refuse = [&](const std::string& reason) {
+    return fail(FailedPreconditionError(path + ": plugin refused: " + reason));
+  };
+  std::ifstream in(canonical, std::ios::binary);
+  std::string bytes;
+  char buffer[1 << 16];  // sized reads: a byte-wise copy of a Debug plugin takes a second
+  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
+    bytes.append(buffer, static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad() || bytes.empty()) return refuse("cannot read the file");
+  StatusOr<std::string> text = ExtractElfManifest(bytes);
+  if (!text.ok()) return refuse(ManifestRefusal(text.status()));
+  StatusOr<PluginManifest> manifest = ParseManifest(*text);
+  if (!manifest.ok()) return refuse(ManifestRefusal(manifest.status()));
+  if (Status abi = CheckAbi(manifest->abi_major, manifest->abi_minor); !abi.ok()) {
+    return refuse(abi.message());
+  }
   void* handle = dlopen(canonical.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* err = dlerror();
@@ -224,14 +251,8 @@ inline StatusOr<std::shared_ptr<const LoadedPlugin>> LoadLibrary(const std::stri
                                         " (build it with PORTICO_PLUGIN(Setup))"));
   }
   const portico_plugin_v1_descriptor* d = entry();
-  if (d == nullptr || d->struct_size < sizeof(portico_plugin_v1_descriptor) ||
-      d->register_plugin == nullptr) {
-    return fail(FailedPreconditionError("plugin " + path + ": invalid descriptor"));
-  }
-  if (d->abi_major != PORTICO_ABI_MAJOR) {
-    return fail(FailedPreconditionError("plugin " + path + ": ABI major " +
-                                        std::to_string(d->abi_major) + ", host speaks " +
-                                        std::to_string(PORTICO_ABI_MAJOR)));
+  if (Status descriptor = CheckDescriptor(d, *manifest); !descriptor.ok()) {
+    return refuse(descriptor.message());
   }
   auto plugin = std::make_shared<LoadedPlugin>();
   plugin->path = canonical;
@@ -254,6 +275,12 @@ inline StatusOr<std::shared_ptr<const LoadedPlugin>> LoadLibrary(const std::stri
         Status(static_cast<StatusCode>(code),
                "plugin " + plugin->name + " (" + path + "): registration failed: " + error.take()));
   }
+  std::set<KindId> registered;
+  for (const RegisteredKind& k : plugin->kinds) registered.insert(KindId{k.group, k.kind});
+  if (Status kinds = CrossCheckKinds(registered, *manifest); !kinds.ok()) {
+    return refuse(kinds.message());
+  }
+  plugin->manifest = std::move(manifest).value();
   std::shared_ptr<const LoadedPlugin> done = std::move(plugin);
   cache.loaded[canonical] = done;
   return done;
