@@ -102,19 +102,20 @@ bool Body(BodyFraming framing, uint64_t length, std::string* pending, Reader* re
   return framing != BodyFraming::kUntilClose;
 }
 
-}  // namespace
-
-std::string RequestStreamTranscript(std::string_view input, size_t piece, size_t max_messages) {
+// Transcript runs `parse(pending)` head after head over the stream, `describe(head, &out)`
+// writing each, then reads its body; the loop the request and response transcripts share.
+template <typename Parser, typename Parse, typename Describe>
+std::string Transcript(std::string_view input, size_t piece, size_t max_messages, Parser& parser,
+                       Parse parse, Describe describe) {
   Reader reader(input, piece);
   std::string pending;
   pending.reserve(input.size() + 1);  // a stable buffer: the parser resumes instead of restarting
   std::string out;
-  gateway::http::RequestParser parser;
   for (size_t n = 0; n < max_messages; ++n) {
-    ParseResult result = parser.Parse(pending);
+    ParseResult result = parse(pending);
     while (result == ParseResult::kNeedMore && !reader.done()) {
       pending.append(reader.Next());
-      result = parser.Parse(pending);
+      result = parse(pending);
     }
     if (result == ParseResult::kNeedMore) {
       out += "need-more(" + std::to_string(pending.size()) + ")\n";
@@ -125,12 +126,11 @@ std::string RequestStreamTranscript(std::string_view input, size_t piece, size_t
              std::string(parser.error().reason) + ")\n";
       return out;
     }
-    const gateway::http::RequestHead& head = parser.head();
     FUZZ_CHECK(parser.consumed() <= pending.size(), "consumed %zu of %zu", parser.consumed(),
                pending.size());
-    out += "request " + std::string(head.method) + " " + std::string(head.target) +
-           " path=" + std::string(head.path) + " query=" + std::string(head.query) +
-           " host=" + std::string(head.host) + " 1." + std::to_string(head.version_minor) +
+    const auto& head = parser.head();
+    describe(head, &out);
+    out += " 1." + std::to_string(head.version_minor) +
            " framing=" + std::to_string(static_cast<int>(head.framing)) +
            " cl=" + std::to_string(head.content_length) +
            (head.keep_alive ? " keep-alive" : " close");
@@ -145,44 +145,30 @@ std::string RequestStreamTranscript(std::string_view input, size_t piece, size_t
   return out;
 }
 
+}  // namespace
+
+std::string RequestStreamTranscript(std::string_view input, size_t piece, size_t max_messages) {
+  gateway::http::RequestParser parser;
+  return Transcript(
+      input, piece, max_messages, parser,
+      [&](std::string_view pending) { return parser.Parse(pending); },
+      [](const gateway::http::RequestHead& head, std::string* out) {
+        *out += "request " + std::string(head.method) + " " + std::string(head.target) +
+                " path=" + std::string(head.path) + " query=" + std::string(head.query) +
+                " host=" + std::string(head.host);
+      });
+}
+
 std::string ResponseStreamTranscript(std::string_view input, size_t piece, bool head_request,
                                      size_t max_messages) {
-  Reader reader(input, piece);
-  std::string pending;
-  pending.reserve(input.size() + 1);
-  std::string out;
   gateway::http::ResponseParser parser;
-  for (size_t n = 0; n < max_messages; ++n) {
-    ParseResult result = parser.Parse(pending, head_request);
-    while (result == ParseResult::kNeedMore && !reader.done()) {
-      pending.append(reader.Next());
-      result = parser.Parse(pending, head_request);
-    }
-    if (result == ParseResult::kNeedMore) {
-      out += "need-more(" + std::to_string(pending.size()) + ")\n";
-      return out;
-    }
-    if (result == ParseResult::kError) {
-      out += "error(" + std::to_string(parser.error().status) + " " +
-             std::string(parser.error().reason) + ")\n";
-      return out;
-    }
-    const gateway::http::ResponseHead& head = parser.head();
-    FUZZ_CHECK(head.status >= 100 && head.status <= 599, "status %d", head.status);
-    out += "response " + std::to_string(head.status) + " " + std::string(head.reason) + " 1." +
-           std::to_string(head.version_minor) +
-           " framing=" + std::to_string(static_cast<int>(head.framing)) +
-           " cl=" + std::to_string(head.content_length) +
-           (head.keep_alive ? " keep-alive" : " close");
-    AppendHeaders(head.headers, &out);
-    BodyFraming framing = head.framing;
-    uint64_t length = head.content_length;
-    bool keep_alive = head.keep_alive;
-    pending.erase(0, parser.consumed());
-    parser.Reset();
-    if (!Body(framing, length, &pending, &reader, &out) || !keep_alive) return out;
-  }
-  return out;
+  return Transcript(
+      input, piece, max_messages, parser,
+      [&](std::string_view pending) { return parser.Parse(pending, head_request); },
+      [](const gateway::http::ResponseHead& head, std::string* out) {
+        FUZZ_CHECK(head.status >= 100 && head.status <= 599, "status %d", head.status);
+        *out += "response " + std::to_string(head.status) + " " + std::string(head.reason);
+      });
 }
 
 std::string ChunkedTranscript(std::string_view input, size_t piece) {
