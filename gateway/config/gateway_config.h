@@ -121,7 +121,7 @@ struct GatewayConfig {
   int64_t max_headers = 100;
   int64_t max_body_bytes = 0;  // 0: unlimited
   int64_t upstream_keepalive = 256;
-  int64_t max_connections = 0;  // 0: derived from RLIMIT_NOFILE (DefaultMaxConnections)
+  int64_t max_connections = 0;              // 0: derived from RLIMIT_NOFILE (DefaultMaxConnections)
   int64_t max_requests_per_connection = 0;  // 0: unlimited (Envoy's default; nginx: 1000)
   core::SyncSecurity sync_security;  // [conf_sync_security]; disabled when absent
   // The TOML file the settings came from ("" when none); informational.
