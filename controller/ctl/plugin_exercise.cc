@@ -173,8 +173,11 @@ int ExercisePlugin(const std::filesystem::path& path, const core::ElfDynamic& dy
   }
   const core::PluginManifest& manifest = *record.manifest;
 
-  // Where each undefined symbol comes from, as the dynamic linker bound it.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  // Where each undefined symbol comes from, as the dynamic linker bound it (the loader mapped
+  // a private image of the file: look it up where it was loaded from).
+  void* handle = record.load_path.empty()
+                     ? nullptr
+                     : dlopen(record.load_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   auto resolve = [handle](const std::string& symbol) -> std::string {
     if (handle == nullptr) return "";
     void* address = dlsym(handle, symbol.c_str());

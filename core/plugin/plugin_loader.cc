@@ -104,6 +104,7 @@ class Loader {
     }
     // From here on the library stays loaded, whatever the verdict.
     boost::dll::shared_library& lib = KeepForever(std::move(library));
+    record.load_path = image->load_path;
 
     if (!lib.has(PORTICO_ENTRY_V1)) {
       return NotFoundError("missing entry " PORTICO_ENTRY_V1

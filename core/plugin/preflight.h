@@ -29,6 +29,9 @@ struct PluginRecord {
   PluginVerdict verdict = PluginVerdict::kOk;
   std::string reason;
   bool loaded = false;  // dlopen'ed and registered by the loader (never set by the pre-flight)
+  // load_path is where the loader dlopen'ed the plugin's private image from
+  // ("/proc/self/fd/N", plugin_image.h); "" until it did.
+  std::string load_path;
 
   bool ok() const { return verdict == PluginVerdict::kOk; }
   // Reject marks the record rejected with `reason` (keeps the first reason).
