@@ -14,8 +14,12 @@ StatusOr<std::string> ReadFileBytes(const std::filesystem::path& path) {
     return err == ENOENT ? NotFoundError("cannot read file: " + reason)
                          : UnavailableError("cannot read file: " + reason);
   }
-  // One sized read: an istreambuf_iterator copy goes byte by byte (1 s for 15 MB in Debug).
+  // Sized reads into a buffer reserved once: an istreambuf_iterator copy goes byte by byte
+  // (1 s for 15 MB in Debug), and growing by appends copies a plugin's bytes several times.
+  std::error_code ec;
+  uintmax_t size = std::filesystem::file_size(path, ec);
   std::string bytes;
+  if (!ec) bytes.reserve(static_cast<size_t>(size));
   char buffer[1 << 16];
   while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
     bytes.append(buffer, static_cast<size_t>(in.gcount()));

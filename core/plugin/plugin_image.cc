@@ -6,19 +6,18 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "core/common/child_run.h"
 #include "core/common/sha256.h"
+#include "core/plugin/elf_manifest.h"
 
 namespace portico::core {
 
 StatusOr<PluginImage> CopyPluginImage(const std::filesystem::path& path,
                                       std::string_view expected_sha256) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return UnavailableError("cannot read " + path.string() + " to load it");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  StatusOr<std::string> read = ReadFileBytes(path);
+  if (!read.ok()) return UnavailableError("cannot read " + path.string() + " to load it");
+  const std::string& bytes = *read;
   if (Sha256Hex(bytes) != expected_sha256) {
     return FailedPreconditionError(
         "the file changed on disk while it was being loaded; load it again once it is complete");
