@@ -19,6 +19,10 @@
 // rejected the same way. Feedback (acks and nacks -> `Programmed`) goes to the sink through a
 // FeedbackTracker (feedback_tracker.h); it never causes sync traffic.
 //
+// Files: the List call in list_call.h, one Watch stream in watch_stream.h, the sync workers in
+// pump_pool.h, what finished streams leave for a resume in resume_store.h; this file wires them
+// to gRPC, runs the ticker and keeps the registry of streams and sessions.
+//
 // Address: options.address, or by default 0.0.0.0 when the channel is secured
 // (options.secure), else 127.0.0.1 (a plaintext ConfigSync is not offered to the network
 // unless asked for).
