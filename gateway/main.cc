@@ -9,7 +9,7 @@
 // snapshot file, if any, applied before connecting (ready "from snapshot" when no controller is
 // reachable) -> admin API (127.0.0.1:5900) -> the ConfigSync client. SIGINT/SIGTERM: begin the
 // data plane's drain at once (stop taking connections without dropping those queued, answer
-// what was received, every response "Connection: close"; gateway/server/listener_socket.h has
+// what was received, every response "Connection: close"; gateway/net/listener_socket.h has
 // the hand-over), stop the client, wait until no connection is left (at most
 // --drain-timeout-ms), stop the data plane, write the snapshot file, exit 0. The hot-restart
 // path built on it: docs/operations.md.

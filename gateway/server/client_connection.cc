@@ -27,7 +27,7 @@ using http::BodyFraming;
 using http::HeaderField;
 using http::ParseResult;
 
-constexpr uint64_t kNever = TimerWheel::kNever;
+constexpr uint64_t kNever = net::TimerWheel::kNever;
 // Pending output beyond which a chunked body is not decoded further (backpressure).
 constexpr size_t kMaxPendingOut = 64 * 1024;
 // Endpoints of a backend tried for one request when connecting fails (nginx's
@@ -46,8 +46,8 @@ ClientConnection::ClientConnection(Worker* worker, int fd, std::string listener_
                                    std::shared_ptr<const core::tls::ServerTlsSet> tls)
     : worker_(worker),
       plain_(fd),
-      tls_(tls != nullptr ? TlsTransport::Create(&plain_, std::move(tls)) : nullptr),
-      transport_(tls_ != nullptr ? static_cast<Transport*>(tls_.get()) : &plain_),
+      tls_(tls != nullptr ? net::TlsTransport::Create(&plain_, std::move(tls)) : nullptr),
+      transport_(tls_ != nullptr ? static_cast<net::Transport*>(tls_.get()) : &plain_),
       tls_failed_(tls != nullptr && tls_ == nullptr),
       listener_address_(std::move(listener_address)),
       listener_port_(listener_port),
@@ -69,7 +69,7 @@ ClientConnection::~ClientConnection() {
 
 bool ClientConnection::Start() {
   if (tls_failed_) return false;
-  if (!worker_->loop().Add(transport_->fd(), EventLoop::kSocketEvents, this)) return false;
+  if (!worker_->loop().Add(transport_->fd(), net::EventLoop::kSocketEvents, this)) return false;
   UpdateTimer();
   Drive();
   return true;
@@ -122,7 +122,7 @@ void ClientConnection::OnUpstreamEvents(uint32_t events) {
   if (closed_) return;
   if (up_ != nullptr) {
     // TLS: a read waiting for writability (or a write for readability) retries on that edge.
-    Transport* transport = up_->transport();
+    net::Transport* transport = up_->transport();
     if ((events & EPOLLOUT) && transport->ReadWaitsForWritable()) up_->readable = true;
     if ((events & EPOLLIN) && transport->WriteWaitsForReadable()) up_->writable = true;
   }
@@ -167,8 +167,8 @@ size_t ClientConnection::ReadClient(size_t max_buffer) {
   if (!readable_ || peer_closed_) return 0;
   size_t room = in_.Reserve(4096, max_buffer);
   if (room == 0) return 0;
-  const IoResult r = transport_->Read(in_.write_ptr(), room);
-  if (r.kind == IoResult::kDone) {
+  const net::IoResult r = transport_->Read(in_.write_ptr(), room);
+  if (r.kind == net::IoResult::kDone) {
     in_.Commit(r.bytes);
     // A short read drained the socket: edge-triggered epoll reports the next arrival. Not so
     // after a hangup: the EOF behind the data raises no new edge, the next read must see it.
@@ -177,7 +177,7 @@ size_t ClientConnection::ReadClient(size_t max_buffer) {
     return r.bytes;
   }
   readable_ = false;
-  if (r.kind != IoResult::kAgain) peer_closed_ = true;
+  if (r.kind != net::IoResult::kAgain) peer_closed_ = true;
   return 0;
 }
 
@@ -185,9 +185,9 @@ size_t ClientConnection::ReadUpstream(size_t max_buffer) {
   if (up_ == nullptr || !up_->readable || up_->peer_closed) return 0;
   size_t room = up_->in.Reserve(4096, max_buffer);
   if (room == 0) return 0;
-  Transport* transport = up_->transport();
-  const IoResult r = transport->Read(up_->in.write_ptr(), room);
-  if (r.kind == IoResult::kDone) {
+  net::Transport* transport = up_->transport();
+  const net::IoResult r = transport->Read(up_->in.write_ptr(), room);
+  if (r.kind == net::IoResult::kDone) {
     up_->in.Commit(r.bytes);
     // As ReadClient: a short read drained a plain socket.
     if (r.bytes < room && !up_->hangup && transport->ShortReadDrains()) up_->readable = false;
@@ -195,7 +195,7 @@ size_t ClientConnection::ReadUpstream(size_t max_buffer) {
     return r.bytes;
   }
   up_->readable = false;
-  if (r.kind != IoResult::kAgain) up_->peer_closed = true;
+  if (r.kind != net::IoResult::kAgain) up_->peer_closed = true;
   return 0;
 }
 
@@ -214,12 +214,12 @@ bool ClientConnection::FlushClient() {
   }
   if (count == 0) return true;
   if (!writable_) return false;
-  const IoResult r = transport_->Write(iov, count);
-  if (r.kind == IoResult::kAgain) {
+  const net::IoResult r = transport_->Write(iov, count);
+  if (r.kind == net::IoResult::kAgain) {
     writable_ = false;
     return false;
   }
-  if (r.kind != IoResult::kDone) {
+  if (r.kind != net::IoResult::kDone) {
     reason_ = "client_write_failed";
     Close();
     return false;
@@ -257,9 +257,9 @@ bool ClientConnection::FlushUpstream() {
   }
   if (count == 0) return true;
   if (up_->connecting || !up_->writable) return false;
-  const IoResult r = up_->transport()->Write(iov, count);
-  if (r.kind != IoResult::kDone) {
-    if (r.kind == IoResult::kAgain) {
+  const net::IoResult r = up_->transport()->Write(iov, count);
+  if (r.kind != net::IoResult::kDone) {
+    if (r.kind == net::IoResult::kAgain) {
       up_->writable = false;
       return false;
     }
@@ -1186,12 +1186,12 @@ bool ClientConnection::StepTunnel() {
   if (!tunnel_up_done_) {
     if (!in_.empty() && up_->writable) {
       iovec iov{in_.data(), in_.size()};
-      const IoResult r = up_->transport()->Write(&iov, 1);
-      if (r.kind == IoResult::kDone) {
+      const net::IoResult r = up_->transport()->Write(&iov, 1);
+      if (r.kind == net::IoResult::kDone) {
         in_.Consume(r.bytes);
         last_activity_ms_ = worker_->loop().now_ms();
         progress = true;
-      } else if (r.kind == IoResult::kAgain) {
+      } else if (r.kind == net::IoResult::kAgain) {
         up_->writable = false;
       } else {
         reason_ = "upstream_write_failed";
@@ -1376,7 +1376,7 @@ void ClientConnection::Close() {
     if (status_ == 0) status_ = peer_closed_ ? 499 : 502;
     EndRequest();
   }
-  TimerWheel::Cancel(&timer_);
+  net::TimerWheel::Cancel(&timer_);
   if (tls_ != nullptr && !tls_->failure().empty()) {
     auto& counter = worker_->counters().tls_failures;
     counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

@@ -45,11 +45,11 @@
 #include "gateway/http/header_util.h"
 #include "gateway/http/request_parser.h"
 #include "gateway/http/response_parser.h"
-#include "gateway/server/event_loop.h"
-#include "gateway/server/io_buffer.h"
-#include "gateway/server/timer_wheel.h"
-#include "gateway/server/tls_transport.h"
-#include "gateway/server/transport.h"
+#include "gateway/net/event_loop.h"
+#include "gateway/net/io_buffer.h"
+#include "gateway/net/timer_wheel.h"
+#include "gateway/net/tls_transport.h"
+#include "gateway/net/transport.h"
 #include "gateway/upstream/http_client.h"
 #include "gateway/upstream/upstream_pool.h"
 
@@ -58,8 +58,8 @@ namespace portico::gateway::server {
 class Worker;
 struct Pin;
 
-class ClientConnection final : public EventHandler,
-                               public TimerHandler,
+class ClientConnection final : public net::EventHandler,
+                               public net::TimerHandler,
                                public upstream::UpstreamUser,
                                public core::filter::FilterContext,
                                public upstream::HttpClient::Done {
@@ -234,9 +234,9 @@ class ClientConnection final : public EventHandler,
   uint64_t requests_served_ = 0;  // on this connection (max_requests_per_connection)
 
   Worker* const worker_;
-  PlainTransport plain_;               // the socket (owned)
-  std::unique_ptr<TlsTransport> tls_;  // over plain_, on HTTPS listeners
-  Transport* transport_;               // how bytes move: tls_ or &plain_
+  net::PlainTransport plain_;               // the socket (owned)
+  std::unique_ptr<net::TlsTransport> tls_;  // over plain_, on HTTPS listeners
+  net::Transport* transport_;               // how bytes move: tls_ or &plain_
   const bool tls_failed_;              // TLS asked for, no session could be made
   const std::string listener_address_;
   const uint16_t listener_port_;
@@ -248,12 +248,12 @@ class ClientConnection final : public EventHandler,
   bool peer_hangup_ = false;  // EPOLLRDHUP/HUP/ERR seen: a short read may leave the EOF unread
   bool closed_ = false;
 
-  IoBuffer in_;
+  net::IoBuffer in_;
   std::string out_;  // pending bytes to the client
   size_t out_sent_ = 0;
   http::RequestParser parser_;
   Phase phase_ = Phase::kHead;
-  Timer timer_;
+  net::Timer timer_;
 
   // The request in flight (valid from StartRequest to EndRequest).
   bool in_request_ = false;

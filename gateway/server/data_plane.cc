@@ -56,14 +56,14 @@ void DataPlane::BeginDrain() {
   if (draining_.exchange(true)) return;
   const bool migrates = options_.kernel_migrates.has_value()
                             ? *options_.kernel_migrates
-                            : ListenerSocket::KernelMigratesRequests();
+                            : net::ListenerSocket::KernelMigratesRequests();
   migrates_on_close_.store(migrates, std::memory_order_relaxed);
   if (!migrates) {
     spdlog::info(
         "data plane: net.ipv4.tcp_migrate_req is off: new connections reaching this process "
         "during the next {} ms retry their SYN 1 s later, at the next process (turn it on to "
         "hand them over at once)",
-        ListenerSocket::kHandshakeGraceMs);
+        net::ListenerSocket::kHandshakeGraceMs);
   }
   for (auto& worker : workers_) worker->Drain();  // release: the workers see migrates_on_close_
 }
@@ -162,7 +162,7 @@ std::vector<core::SyncNack> DataPlane::Prepare(const core::RuntimeSnapshot& next
       }
       continue;
     }
-    const std::string key = ListenerSocket::MakeKey(spec.address, spec.port, spec.protocol);
+    const std::string key = net::ListenerSocket::MakeKey(spec.address, spec.port, spec.protocol);
     auto [it, fresh] = bound.emplace(std::make_pair(bind_address, spec.port), key);
     if (!fresh) {
       for (const std::string& owner : spec.owners) {
@@ -171,7 +171,7 @@ std::vector<core::SyncNack> DataPlane::Prepare(const core::RuntimeSnapshot& next
       }
       continue;
     }
-    std::shared_ptr<ListenerSocket> socket;
+    std::shared_ptr<net::ListenerSocket> socket;
     if (auto found = current->listeners.find(key); found != current->listeners.end()) {
       socket = found->second;  // unchanged key: its connections are untouched
     } else if (prepared_ != nullptr) {
@@ -185,8 +185,8 @@ std::vector<core::SyncNack> DataPlane::Prepare(const core::RuntimeSnapshot& next
       continue;
     }
     if (socket == nullptr) {
-      auto opened =
-          ListenerSocket::Open(spec.address, spec.port, spec.protocol, bind_address, worker_count_);
+      auto opened = net::ListenerSocket::Open(spec.address, spec.port, spec.protocol, bind_address,
+                                              worker_count_);
       if (!opened.ok()) {
         for (const std::string& owner : spec.owners) {
           refused.emplace(owner, opened.status().message());

@@ -61,9 +61,9 @@
 #include "core/runtime/runtime_consumer.h"
 #include "core/runtime/tls/tls_table.h"
 #include "core/runtime/tls/upstream_tls.h"
+#include "gateway/net/listener_socket.h"
 #include "gateway/server/access_log.h"
 #include "gateway/server/data_plane_stats.h"
-#include "gateway/server/listener_socket.h"
 #include "gateway/server/proxy_settings.h"
 #include "gateway/upstream/dns_cache.h"
 
@@ -80,7 +80,7 @@ struct DataPlaneSnapshot {
   std::shared_ptr<const core::tls::TlsTable> tls;                // never null
   std::shared_ptr<const core::tls::UpstreamTlsTable> upstream_tls;  // never null
   // The bound sockets by ListenerSocket::key().
-  std::map<std::string, std::shared_ptr<ListenerSocket>> listeners;
+  std::map<std::string, std::shared_ptr<net::ListenerSocket>> listeners;
 };
 
 // DataPlaneOptions configure a DataPlane.
@@ -161,7 +161,7 @@ class DataPlane final : public core::RuntimeConsumer {
     std::shared_ptr<const core::filter::FilterBindings> bindings;
     std::shared_ptr<const core::tls::TlsTable> tls;
     std::shared_ptr<const core::tls::UpstreamTlsTable> upstream_tls;
-    std::map<std::string, std::shared_ptr<ListenerSocket>> listeners;
+    std::map<std::string, std::shared_ptr<net::ListenerSocket>> listeners;
   };
 
   DataPlaneOptions options_;

@@ -12,9 +12,9 @@
 #include <chrono>
 #include <cstring>
 
+#include "gateway/net/listener_socket.h"
 #include "gateway/server/client_connection.h"
 #include "gateway/server/data_plane.h"
-#include "gateway/server/listener_socket.h"
 
 namespace portico::gateway::server {
 
@@ -39,13 +39,13 @@ std::string PeerAddress(const sockaddr_storage& address) {
 }  // namespace
 
 // Acceptor accepts on this worker's socket of one listener key.
-class Worker::Acceptor final : public EventHandler {
+class Worker::Acceptor final : public net::EventHandler {
  public:
-  Acceptor(Worker* worker, std::shared_ptr<ListenerSocket> socket)
+  Acceptor(Worker* worker, std::shared_ptr<net::ListenerSocket> socket)
       : worker_(worker), socket_(std::move(socket)), fd_(socket_->fd(worker->index())) {}
   void OnEvents(uint32_t) override { worker_->Accept(this); }
   int fd() const { return fd_; }
-  const ListenerSocket& socket() const { return *socket_; }
+  const net::ListenerSocket& socket() const { return *socket_; }
   // tls is the certificates new connections handshake with (HTTPS sockets; refreshed from every
   // snapshot the worker pins, so a rotated certificate serves the next connection).
   const std::shared_ptr<const core::tls::ServerTlsSet>& tls() const { return tls_; }
@@ -53,7 +53,7 @@ class Worker::Acceptor final : public EventHandler {
 
  private:
   Worker* worker_;
-  std::shared_ptr<ListenerSocket> socket_;
+  std::shared_ptr<net::ListenerSocket> socket_;
   int fd_;
   std::shared_ptr<const core::tls::ServerTlsSet> tls_;
 };
@@ -81,7 +81,7 @@ Worker::~Worker() {
 }
 
 Status Worker::Start() {
-  PORTICO_ASSIGN_OR_RETURN(loop_, EventLoop::Create());
+  PORTICO_ASSIGN_OR_RETURN(loop_, net::EventLoop::Create());
   loop_->SetBusyPoll(settings_.busy_poll_us);
   upstream::UpstreamOptions options;
   options.buffer_bytes = settings_.buffer_bytes;
@@ -136,12 +136,12 @@ void Worker::BeginDrain() {
     CloseListeners();  // the kernel hands what is still queued to the next process
   } else {
     for (auto& [key, acceptor] : acceptors_) {
-      if (!ListenerSocket::StopNewHandshakes(acceptor->fd())) {
+      if (!net::ListenerSocket::StopNewHandshakes(acceptor->fd())) {
         spdlog::warn("worker {}: cannot stop new handshakes on {}: {}", index_,
                      acceptor->socket().key(), std::strerror(errno));
       }
     }
-    close_listeners_at_ms_ = loop_->now_ms() + ListenerSocket::kHandshakeGraceMs;
+    close_listeners_at_ms_ = loop_->now_ms() + net::ListenerSocket::kHandshakeGraceMs;
   }
   std::vector<ClientConnection*> open;
   open.reserve(connections_.size());
@@ -292,7 +292,7 @@ void Worker::Accept(Acceptor* acceptor) {
       accept_blocked_ = false;
       spdlog::info("worker {}: accepting again on {}", index_, acceptor->socket().key());
     }
-    const ListenerSocket& socket = acceptor->socket();
+    const net::ListenerSocket& socket = acceptor->socket();
     if (socket.protocol() == "HTTPS" && acceptor->tls() == nullptr) {
       close(fd);  // no certificate (DataPlane::Prepare nacked the owners): refuse at once
       continue;

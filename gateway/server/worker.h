@@ -25,19 +25,22 @@
 
 #include "core/runtime/routing/backend_table.h"
 #include "core/runtime/routing/route_types.h"
+#include "gateway/net/event_loop.h"
 #include "gateway/server/access_log.h"
-#include "gateway/server/event_loop.h"
 #include "gateway/server/proxy_settings.h"
 #include "gateway/server/reject_counters.h"
 #include "gateway/upstream/http_client.h"
 #include "gateway/upstream/upstream_pool.h"
+
+namespace portico::gateway::net {
+class ListenerSocket;
+}  // namespace portico::gateway::net
 
 namespace portico::gateway::server {
 
 class ClientConnection;
 class DataPlane;
 struct DataPlaneSnapshot;
-class ListenerSocket;
 
 // Pin is one snapshot a worker serves from, with the number of its requests using it.
 struct Pin {
@@ -91,7 +94,7 @@ class Worker {
 
   // Worker-thread API for connections.
   int index() const { return index_; }
-  EventLoop& loop() { return *loop_; }
+  net::EventLoop& loop() { return *loop_; }
   const ProxySettings& settings() const { return settings_; }
   upstream::UpstreamPool& pool() { return *pool_; }
   AccessLogBuffer* access_log() { return access_log_.get(); }
@@ -160,7 +163,7 @@ class Worker {
   DataPlane* const plane_;
   const int index_;
   const ProxySettings settings_;
-  std::unique_ptr<EventLoop> loop_;
+  std::unique_ptr<net::EventLoop> loop_;
   std::unique_ptr<upstream::UpstreamPool> pool_;
   std::unique_ptr<upstream::HttpClient> http_client_;
   uint64_t rng_;  // Roll's state (seeded per worker: workers must not draw the same sequence)

@@ -12,21 +12,21 @@
 
 #include "gateway/http/chunked_decoder.h"
 #include "gateway/http/response_parser.h"
-#include "gateway/server/timer_wheel.h"
-#include "gateway/server/tls_transport.h"
+#include "gateway/net/timer_wheel.h"
+#include "gateway/net/tls_transport.h"
 
 namespace portico::gateway::upstream {
 
-using server::EventHandler;
-using server::EventLoop;
-using server::Timer;
-using server::TimerHandler;
-using server::TimerWheel;
+using net::EventHandler;
+using net::EventLoop;
+using net::Timer;
+using net::TimerHandler;
+using net::TimerWheel;
 
 // Call is one outbound request: write it all, read the response through its framing (keeping
 // head and body when someone waits for them), then hand the connection back (reusable) or close
 // it.
-class HttpClient::Call final : public EventHandler, public TimerHandler {
+class HttpClient::Call final : public net::EventHandler, public net::TimerHandler {
  public:
   Call(HttpClient* owner, Purpose purpose, std::string key, const sockaddr_storage& address,
        socklen_t length, std::shared_ptr<const core::tls::UpstreamTls> tls, Link link, bool reused,
@@ -46,7 +46,7 @@ class HttpClient::Call final : public EventHandler, public TimerHandler {
 
   int fd() const { return link_.fd(); }
   const std::string& key() const { return key_; }
-  Timer* timer() { return &timer_; }
+  net::Timer* timer() { return &timer_; }
   Purpose purpose() const { return purpose_; }
   Done* done_cb() const { return done_cb_; }
   void Forget() { done_cb_ = nullptr; }
@@ -59,15 +59,15 @@ class HttpClient::Call final : public EventHandler, public TimerHandler {
     if (!written_ && !Write()) return;
     char chunk[16 * 1024];
     for (;;) {
-      const server::IoResult r = link_.io()->Read(chunk, sizeof(chunk));
-      if (r.kind == server::IoResult::kDone) {
+      const net::IoResult r = link_.io()->Read(chunk, sizeof(chunk));
+      if (r.kind == net::IoResult::kDone) {
         Count();  // a response byte: the copy arrived
         got_bytes_ = true;
         in_.append(chunk, r.bytes);
         if (Parse()) return;
         continue;
       }
-      if (r.kind == server::IoResult::kAgain) return;
+      if (r.kind == net::IoResult::kAgain) return;
       // EOF or reset. A reused connection the mirror had closed meanwhile: send again, once.
       if (!got_bytes_ && reused_) {
         Reconnect();
@@ -90,13 +90,13 @@ class HttpClient::Call final : public EventHandler, public TimerHandler {
   bool Write() {
     while (sent_ < request_.size()) {
       iovec piece{request_.data() + sent_, request_.size() - sent_};
-      const server::IoResult r = link_.io()->Write(&piece, 1);
-      if (r.kind == server::IoResult::kDone) {
+      const net::IoResult r = link_.io()->Write(&piece, 1);
+      if (r.kind == net::IoResult::kDone) {
         sent_ += r.bytes;
         continue;
       }
       // Connecting, or a TLS handshake waiting for the backend.
-      if (r.kind == server::IoResult::kAgain) return false;
+      if (r.kind == net::IoResult::kAgain) return false;
       if (!link_.failure().empty()) {
         End(false, "tls_failed");  // a certificate or handshake the backend failed: not retried
       } else if (reused_ && !got_bytes_) {
@@ -181,7 +181,7 @@ class HttpClient::Call final : public EventHandler, public TimerHandler {
     reused_ = false;
     sent_ = 0;
     written_ = false;
-    if (link_.fd() < 0 || !owner_->loop_->Add(link_.fd(), EventLoop::kSocketEvents, this)) {
+    if (link_.fd() < 0 || !owner_->loop_->Add(link_.fd(), net::EventLoop::kSocketEvents, this)) {
       End(false, "connect_failed");
       return;
     }
@@ -246,20 +246,20 @@ class HttpClient::Call final : public EventHandler, public TimerHandler {
   uint64_t remaining_ = 0;
   bool keep_alive_ = false;
   std::string in_;
-  Timer timer_;
+  net::Timer timer_;
 };
 
-HttpClient::HttpClient(EventLoop* loop) : loop_(loop) {}
+HttpClient::HttpClient(net::EventLoop* loop) : loop_(loop) {}
 
 HttpClient::~HttpClient() {
   for (auto& [raw, call] : calls_) {
-    TimerWheel::Cancel(call->timer());
+    net::TimerWheel::Cancel(call->timer());
     loop_->Remove(call->fd());
   }
 }
 
 std::string_view HttpClient::Link::failure() const {
-  return tls != nullptr ? std::string_view(static_cast<server::TlsTransport*>(tls.get())->failure())
+  return tls != nullptr ? std::string_view(static_cast<net::TlsTransport*>(tls.get())->failure())
                         : std::string_view();
 }
 
@@ -269,7 +269,7 @@ HttpClient::Link HttpClient::Connect(const sockaddr_storage& address, socklen_t 
   Link link;
   int fd = socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return link;
-  link.socket = std::make_unique<server::PlainTransport>(fd);
+  link.socket = std::make_unique<net::PlainTransport>(fd);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if (connect(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0 &&
@@ -277,7 +277,7 @@ HttpClient::Link HttpClient::Connect(const sockaddr_storage& address, socklen_t 
     return Link();
   }
   if (tls != nullptr) {
-    link.tls = server::TlsTransport::CreateClient(link.socket.get(), tls);
+    link.tls = net::TlsTransport::CreateClient(link.socket.get(), tls);
     if (link.tls == nullptr) return Link();
   }
   ++counters_[static_cast<int>(purpose)].connects;
@@ -346,7 +346,7 @@ HttpClient::Call* HttpClient::Start(Purpose purpose, const sockaddr_storage& add
   calls_.emplace(raw, std::move(call));
   ++counters.in_flight;
   // Connecting: the first EPOLLOUT (connected) starts the write. Reused: writable at once.
-  if (!loop_->Add(fd, EventLoop::kSocketEvents, raw)) {
+  if (!loop_->Add(fd, net::EventLoop::kSocketEvents, raw)) {
     raw->Forget();
     Finish(raw, false);
     ++counters.failed;
@@ -365,7 +365,7 @@ void HttpClient::Cancel(Call* call) {
 void HttpClient::Finish(Call* call, bool reusable) {
   auto it = calls_.find(call);
   if (it == calls_.end()) return;
-  TimerWheel::Cancel(call->timer());
+  net::TimerWheel::Cancel(call->timer());
   if (call->fd() >= 0) loop_->Remove(call->fd());
   if (reusable) Park(call->key(), call->TakeLink());
   Counters& counters = counters_[static_cast<int>(call->purpose())];

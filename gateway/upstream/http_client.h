@@ -36,8 +36,8 @@
 #include <vector>
 
 #include "core/runtime/tls/upstream_tls.h"
-#include "gateway/server/event_loop.h"
-#include "gateway/server/transport.h"
+#include "gateway/net/event_loop.h"
+#include "gateway/net/transport.h"
 
 namespace portico::gateway::upstream {
 
@@ -81,7 +81,7 @@ class HttpClient {
   };
   class Call;
 
-  explicit HttpClient(server::EventLoop* loop);
+  explicit HttpClient(net::EventLoop* loop);
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
   ~HttpClient();
@@ -104,11 +104,11 @@ class HttpClient {
  private:
   // Link is one connection: its socket, and TLS over it or not. Closed when destroyed.
   struct Link {
-    std::unique_ptr<server::PlainTransport> socket;
-    std::unique_ptr<server::Transport> tls;  // declared after the socket: destroyed first
+    std::unique_ptr<net::PlainTransport> socket;
+    std::unique_ptr<net::Transport> tls;  // declared after the socket: destroyed first
     int fd() const { return socket != nullptr ? socket->fd() : -1; }
-    server::Transport* io() const {
-      return tls != nullptr ? tls.get() : static_cast<server::Transport*>(socket.get());
+    net::Transport* io() const {
+      return tls != nullptr ? tls.get() : static_cast<net::Transport*>(socket.get());
     }
     std::string_view failure() const;  // why the TLS session failed ("" otherwise)
   };
@@ -126,7 +126,7 @@ class HttpClient {
   // Finish ends `call`; `reusable`: its connection is parked instead of closed.
   void Finish(Call* call, bool reusable);
 
-  server::EventLoop* loop_;
+  net::EventLoop* loop_;
   Counters counters_[2];
   std::unordered_map<Call*, std::unique_ptr<Call>> calls_;
   std::unordered_map<std::string, size_t> per_address_;      // key: the sockaddr's bytes

@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "gateway/server/tls_transport.h"
+#include "gateway/net/tls_transport.h"
 
 namespace portico::gateway::upstream {
 
@@ -54,9 +54,8 @@ UpstreamConnection::~UpstreamConnection() {
 }
 
 std::string_view UpstreamConnection::failure() const {
-  return tls_ != nullptr
-             ? std::string_view(static_cast<server::TlsTransport*>(tls_.get())->failure())
-             : std::string_view();
+  return tls_ != nullptr ? std::string_view(static_cast<net::TlsTransport*>(tls_.get())->failure())
+                         : std::string_view();
 }
 
 void UpstreamConnection::OnEvents(uint32_t events) {
@@ -83,7 +82,7 @@ void UpstreamConnection::OnTimer(int) {
   pool_->Close(this);
 }
 
-UpstreamPool::UpstreamPool(server::EventLoop* loop, const UpstreamOptions& options)
+UpstreamPool::UpstreamPool(net::EventLoop* loop, const UpstreamOptions& options)
     : loop_(loop), options_(options) {}
 
 UpstreamPool::~UpstreamPool() {
@@ -165,7 +164,7 @@ UpstreamConnection* UpstreamPool::Connect(EndpointPool* endpoint, UpstreamUser* 
   auto* c =
       new UpstreamConnection(this, endpoint, fd, options_.buffer_bytes, options_.response_limits);
   if (endpoint->tls_ != nullptr) {
-    c->tls_ = server::TlsTransport::CreateClient(&c->socket_, endpoint->tls_);
+    c->tls_ = net::TlsTransport::CreateClient(&c->socket_, endpoint->tls_);
     if (c->tls_ == nullptr) {
       delete c;
       errno = EPROTO;
@@ -175,7 +174,7 @@ UpstreamConnection* UpstreamPool::Connect(EndpointPool* endpoint, UpstreamUser* 
   c->connecting = rc != 0;
   c->writable = rc == 0;
   c->user_ = user;
-  if (!loop_->Add(fd, server::EventLoop::kSocketEvents, c)) {
+  if (!loop_->Add(fd, net::EventLoop::kSocketEvents, c)) {
     int err = errno;
     delete c;
     errno = err;
@@ -219,7 +218,7 @@ void UpstreamPool::Close(UpstreamConnection* c) {
     auto it = std::find(endpoint->idle_.begin(), endpoint->idle_.end(), c);
     if (it != endpoint->idle_.end()) endpoint->idle_.erase(it);
   }
-  server::TimerWheel::Cancel(&c->idle_timer_);
+  net::TimerWheel::Cancel(&c->idle_timer_);
   if (c->tls_ != nullptr) c->tls_->Close();
   c->socket_.Close();
   c->fd_ = -1;

@@ -28,10 +28,10 @@
 #include "core/runtime/tls/upstream_tls.h"
 #include "gateway/http/chunked_decoder.h"
 #include "gateway/http/response_parser.h"
-#include "gateway/server/event_loop.h"
-#include "gateway/server/io_buffer.h"
-#include "gateway/server/timer_wheel.h"
-#include "gateway/server/transport.h"
+#include "gateway/net/event_loop.h"
+#include "gateway/net/io_buffer.h"
+#include "gateway/net/timer_wheel.h"
+#include "gateway/net/transport.h"
 
 namespace portico::gateway::upstream {
 
@@ -55,7 +55,7 @@ struct UpstreamOptions {
   http::HeadLimits response_limits;
 };
 
-class UpstreamConnection final : public server::EventHandler, public server::TimerHandler {
+class UpstreamConnection final : public net::EventHandler, public net::TimerHandler {
  public:
   UpstreamConnection(UpstreamPool* pool, EndpointPool* endpoint, int fd, size_t buffer_bytes,
                      const http::HeadLimits& limits);
@@ -67,8 +67,8 @@ class UpstreamConnection final : public server::EventHandler, public server::Tim
   int fd() const { return fd_; }
   EndpointPool* endpoint() const { return endpoint_; }
   // transport moves the bytes: the socket itself, or TLS over it.
-  server::Transport* transport() {
-    return tls_ != nullptr ? tls_.get() : static_cast<server::Transport*>(&socket_);
+  net::Transport* transport() {
+    return tls_ != nullptr ? tls_.get() : static_cast<net::Transport*>(&socket_);
   }
   // failure is why the TLS session failed ("" without TLS or while it has not).
   std::string_view failure() const;
@@ -84,7 +84,7 @@ class UpstreamConnection final : public server::EventHandler, public server::Tim
   // the socket is drained, since the EOF behind the data raises no further edge.
   bool hangup = false;
 
-  server::IoBuffer in;  // bytes read from the upstream
+  net::IoBuffer in;  // bytes read from the upstream
   http::ResponseParser parser;
   http::ChunkedDecoder decoder;
   bool decoder_used = false;  // set by the user when it decodes a chunked body
@@ -96,13 +96,13 @@ class UpstreamConnection final : public server::EventHandler, public server::Tim
   UpstreamPool* pool_;
   EndpointPool* endpoint_;
   int fd_;
-  server::PlainTransport socket_;           // owns fd_
-  std::unique_ptr<server::Transport> tls_;  // a TlsTransport over socket_, or null
+  net::PlainTransport socket_;           // owns fd_
+  std::unique_ptr<net::Transport> tls_;  // a TlsTransport over socket_, or null
   UpstreamUser* user_ = nullptr;  // null while idle
   uint32_t reuse_count_ = 0;
   uint64_t idle_since_ms_ = 0;
   bool closed_ = false;
-  server::Timer idle_timer_;
+  net::Timer idle_timer_;
 };
 
 // EndpointPool is one endpoint's address and idle connections.
@@ -133,7 +133,7 @@ class EndpointPool {
 
 class UpstreamPool {
  public:
-  UpstreamPool(server::EventLoop* loop, const UpstreamOptions& options);
+  UpstreamPool(net::EventLoop* loop, const UpstreamOptions& options);
   UpstreamPool(const UpstreamPool&) = delete;
   UpstreamPool& operator=(const UpstreamPool&) = delete;
   ~UpstreamPool();
@@ -167,7 +167,7 @@ class UpstreamPool {
 
  private:
   friend class UpstreamConnection;
-  server::EventLoop* loop_;
+  net::EventLoop* loop_;
   UpstreamOptions options_;
   std::unordered_map<std::string, std::unique_ptr<EndpointPool>> endpoints_;
   std::string key_;  // scratch for lookups

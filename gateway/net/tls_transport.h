@@ -15,8 +15,8 @@
 // Thread-safety: none; one connection on one worker. Ownership: owns its SSL (freed in Close or
 // the destructor) and a reference to the ServerTlsSet (or UpstreamTls) it handshakes with; the
 // PlainTransport (the socket) belongs to the connection and must outlive this transport.
-#ifndef PORTICO_GATEWAY_SERVER_TLS_TRANSPORT_H_
-#define PORTICO_GATEWAY_SERVER_TLS_TRANSPORT_H_
+#ifndef PORTICO_GATEWAY_NET_TLS_TRANSPORT_H_
+#define PORTICO_GATEWAY_NET_TLS_TRANSPORT_H_
 
 #include <openssl/ssl.h>
 
@@ -25,9 +25,9 @@
 
 #include "core/runtime/tls/tls_table.h"
 #include "core/runtime/tls/upstream_tls.h"
-#include "gateway/server/transport.h"
+#include "gateway/net/transport.h"
 
-namespace portico::gateway::server {
+namespace portico::gateway::net {
 
 class TlsTransport final : public Transport {
  public:
@@ -81,6 +81,6 @@ class TlsTransport final : public Transport {
   std::unique_ptr<core::tls::PeerCertificate> peer_;
 };
 
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::net
 
-#endif  // PORTICO_GATEWAY_SERVER_TLS_TRANSPORT_H_
+#endif  // PORTICO_GATEWAY_NET_TLS_TRANSPORT_H_

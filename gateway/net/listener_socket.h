@@ -30,8 +30,8 @@
 // Thread-safety: immutable after Open, except that each worker uses only fd(its index); the
 // static helpers are safe from any thread. Ownership: owns the fds; shared by snapshots and
 // workers (shared_ptr).
-#ifndef PORTICO_GATEWAY_SERVER_LISTENER_SOCKET_H_
-#define PORTICO_GATEWAY_SERVER_LISTENER_SOCKET_H_
+#ifndef PORTICO_GATEWAY_NET_LISTENER_SOCKET_H_
+#define PORTICO_GATEWAY_NET_LISTENER_SOCKET_H_
 
 #include <cstdint>
 #include <memory>
@@ -40,7 +40,7 @@
 
 #include "portico/sdk/status.h"
 
-namespace portico::gateway::server {
+namespace portico::gateway::net {
 
 class ListenerSocket {
  public:
@@ -90,6 +90,6 @@ class ListenerSocket {
   std::vector<int> fds_;
 };
 
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::net
 
-#endif  // PORTICO_GATEWAY_SERVER_LISTENER_SOCKET_H_
+#endif  // PORTICO_GATEWAY_NET_LISTENER_SOCKET_H_

@@ -1,5 +1,5 @@
 // event_loop.cc: see event_loop.h.
-#include "gateway/server/event_loop.h"
+#include "gateway/net/event_loop.h"
 
 #include <sys/eventfd.h>
 #include <time.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-namespace portico::gateway::server {
+namespace portico::gateway::net {
 
 namespace {
 
@@ -142,4 +142,4 @@ void EventLoop::RunDeferred() {
   }
 }
 
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::net

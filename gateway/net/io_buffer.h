@@ -5,15 +5,15 @@
 // begins at offset 0 and the codec's buffer address stays stable while it trickles in.
 //
 // Thread-safety: none (one worker). Ownership: owns its storage.
-#ifndef PORTICO_GATEWAY_SERVER_IO_BUFFER_H_
-#define PORTICO_GATEWAY_SERVER_IO_BUFFER_H_
+#ifndef PORTICO_GATEWAY_NET_IO_BUFFER_H_
+#define PORTICO_GATEWAY_NET_IO_BUFFER_H_
 
 #include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string_view>
 
-namespace portico::gateway::server {
+namespace portico::gateway::net {
 
 class IoBuffer {
  public:
@@ -66,6 +66,6 @@ class IoBuffer {
   size_t end_ = 0;
 };
 
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::net
 
-#endif  // PORTICO_GATEWAY_SERVER_IO_BUFFER_H_
+#endif  // PORTICO_GATEWAY_NET_IO_BUFFER_H_

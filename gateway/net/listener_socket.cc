@@ -1,5 +1,5 @@
 // listener_socket.cc: see listener_socket.h.
-#include "gateway/server/listener_socket.h"
+#include "gateway/net/listener_socket.h"
 
 #include <arpa/inet.h>
 #include <linux/filter.h>
@@ -14,7 +14,7 @@
 
 #include "gateway/upstream/upstream_pool.h"
 
-namespace portico::gateway::server {
+namespace portico::gateway::net {
 
 namespace {
 
@@ -131,4 +131,4 @@ ListenerSocket::~ListenerSocket() {
   for (int fd : fds_) close(fd);
 }
 
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::net

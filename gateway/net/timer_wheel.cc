@@ -1,9 +1,9 @@
 // timer_wheel.cc: see timer_wheel.h.
-#include "gateway/server/timer_wheel.h"
+#include "gateway/net/timer_wheel.h"
 
 #include <algorithm>
 
-namespace portico::gateway::server {
+namespace portico::gateway::net {
 
 namespace {
 constexpr uint32_t kMask = TimerWheel::kSlots - 1;
@@ -110,4 +110,4 @@ int TimerWheel::NextTimeoutMs(uint64_t now_ms, int cap_ms) const {
   return static_cast<int>(std::min<uint64_t>(due_ms - now_ms, static_cast<uint64_t>(cap_ms)));
 }
 
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::net

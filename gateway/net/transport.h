@@ -6,8 +6,8 @@
 //
 // Thread-safety: none; one connection on one worker. Ownership: a transport owns its socket and
 // closes it in Close() (or its destructor).
-#ifndef PORTICO_GATEWAY_SERVER_TRANSPORT_H_
-#define PORTICO_GATEWAY_SERVER_TRANSPORT_H_
+#ifndef PORTICO_GATEWAY_NET_TRANSPORT_H_
+#define PORTICO_GATEWAY_NET_TRANSPORT_H_
 
 #include <sys/uio.h>
 
@@ -17,7 +17,7 @@
 
 #include "core/runtime/tls/peer_certificate.h"
 
-namespace portico::gateway::server {
+namespace portico::gateway::net {
 
 // IoResult is what a Read or Write did: kDone moved `bytes` (> 0; a write may be partial),
 // kAgain moved nothing for now, kEof (reads) met the peer's end, kError failed for good.
@@ -77,6 +77,6 @@ class PlainTransport final : public Transport {
   int fd_;
 };
 
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::net
 
-#endif  // PORTICO_GATEWAY_SERVER_TRANSPORT_H_
+#endif  // PORTICO_GATEWAY_NET_TRANSPORT_H_

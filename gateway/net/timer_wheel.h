@@ -9,15 +9,15 @@
 //
 // Thread-safety: none; one wheel per worker thread. Ownership: the wheel links Timers it does not
 // own; a Timer unlinks itself when destroyed (so it must be destroyed on the wheel's thread).
-#ifndef PORTICO_GATEWAY_SERVER_TIMER_WHEEL_H_
-#define PORTICO_GATEWAY_SERVER_TIMER_WHEEL_H_
+#ifndef PORTICO_GATEWAY_NET_TIMER_WHEEL_H_
+#define PORTICO_GATEWAY_NET_TIMER_WHEEL_H_
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 
-namespace portico::gateway::server {
+namespace portico::gateway::net {
 
 class TimerWheel;
 
@@ -102,6 +102,6 @@ class TimerWheel {
   std::array<uint64_t, kSlots / 64> bitmap_{};
 };
 
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::net
 
-#endif  // PORTICO_GATEWAY_SERVER_TIMER_WHEEL_H_
+#endif  // PORTICO_GATEWAY_NET_TIMER_WHEEL_H_

@@ -1,5 +1,5 @@
 // tls_transport.cc: see tls_transport.h.
-#include "gateway/server/tls_transport.h"
+#include "gateway/net/tls_transport.h"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -11,7 +11,7 @@
 
 #include "core/runtime/tls/openssl_util.h"
 
-namespace portico::gateway::server {
+namespace portico::gateway::net {
 
 namespace {
 
@@ -229,4 +229,4 @@ std::string_view TlsTransport::server_name() const {
   return name != nullptr ? std::string_view(name) : std::string_view();
 }
 
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::net

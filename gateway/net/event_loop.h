@@ -18,8 +18,8 @@
 //
 // Thread-safety: everything but Wake runs on the loop's thread. Wake is safe from any thread.
 // Ownership: the loop does not own handlers; deferred callbacks are run (or dropped) by it.
-#ifndef PORTICO_GATEWAY_SERVER_EVENT_LOOP_H_
-#define PORTICO_GATEWAY_SERVER_EVENT_LOOP_H_
+#ifndef PORTICO_GATEWAY_NET_EVENT_LOOP_H_
+#define PORTICO_GATEWAY_NET_EVENT_LOOP_H_
 
 #include <sys/epoll.h>
 
@@ -28,10 +28,10 @@
 #include <memory>
 #include <vector>
 
-#include "gateway/server/timer_wheel.h"
+#include "gateway/net/timer_wheel.h"
 #include "portico/sdk/status.h"
 
-namespace portico::gateway::server {
+namespace portico::gateway::net {
 
 // EventHandler receives the epoll events of its fd.
 class EventHandler {
@@ -99,6 +99,6 @@ class EventLoop {
   epoll_event events_[kMaxEvents];
 };
 
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::net
 
-#endif  // PORTICO_GATEWAY_SERVER_EVENT_LOOP_H_
+#endif  // PORTICO_GATEWAY_NET_EVENT_LOOP_H_

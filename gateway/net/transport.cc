@@ -1,12 +1,12 @@
 // transport.cc: see transport.h.
-#include "gateway/server/transport.h"
+#include "gateway/net/transport.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 
-namespace portico::gateway::server {
+namespace portico::gateway::net {
 
 IoResult PlainTransport::Read(char* data, size_t size) {
   ssize_t n;
@@ -40,4 +40,4 @@ void PlainTransport::Close() {
   fd_ = -1;
 }
 
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::net

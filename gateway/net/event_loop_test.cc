@@ -1,5 +1,5 @@
 // EventLoop: unit tests (busy polling).
-#include "gateway/server/event_loop.h"
+#include "gateway/net/event_loop.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-namespace portico::gateway::server {
+namespace portico::gateway::net {
 namespace {
 
 // PipeReader counts the readiness events of a pipe's read end and drains it.
@@ -110,4 +110,4 @@ TEST_F(EventLoopTest, BusyPollOffSleepsUntilTheTimeout) {
 }
 
 }  // namespace
-}  // namespace portico::gateway::server
+}  // namespace portico::gateway::net
