@@ -12,7 +12,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "gateway/upstream/upstream_pool.h"
+#include "gateway/net/socket_address.h"
 
 namespace portico::gateway::net {
 
@@ -67,7 +67,7 @@ StatusOr<std::shared_ptr<ListenerSocket>> ListenerSocket::Open(std::string addre
                                                                int count) {
   sockaddr_storage sa;
   socklen_t length;
-  if (!upstream::ParseIpLiteral(bind_address, port, &sa, &length)) {
+  if (!ParseIpLiteral(bind_address, port, &sa, &length)) {
     return InvalidArgumentError("cannot listen on " + Describe(bind_address, port) +
                                 ": not an IP address");
   }

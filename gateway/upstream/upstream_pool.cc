@@ -10,33 +10,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "gateway/net/socket_address.h"
 #include "gateway/net/tls_transport.h"
 
 namespace portico::gateway::upstream {
-
-bool ParseIpLiteral(std::string_view ip, uint16_t port, sockaddr_storage* address,
-                    socklen_t* length) {
-  char text[INET6_ADDRSTRLEN + 1];
-  if (ip.empty() || ip.size() >= sizeof(text)) return false;
-  std::memcpy(text, ip.data(), ip.size());
-  text[ip.size()] = '\0';
-  std::memset(address, 0, sizeof(*address));
-  auto* v4 = reinterpret_cast<sockaddr_in*>(address);
-  if (inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(port);
-    *length = sizeof(sockaddr_in);
-    return true;
-  }
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(address);
-  if (inet_pton(AF_INET6, text, &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(port);
-    *length = sizeof(sockaddr_in6);
-    return true;
-  }
-  return false;
-}
 
 UpstreamConnection::UpstreamConnection(UpstreamPool* pool, EndpointPool* endpoint, int fd,
                                        size_t buffer_bytes, const http::HeadLimits& limits)
@@ -113,7 +90,7 @@ EndpointPool* UpstreamPool::Endpoint(std::string_view ip, uint16_t port,
   socklen_t length = parsed_length;
   if (parsed != nullptr && parsed_length != 0) {
     address = *parsed;
-  } else if (!ParseIpLiteral(ip, port, &address, &length)) {
+  } else if (!net::ParseIpLiteral(ip, port, &address, &length)) {
     return nullptr;
   }
   auto pool = std::make_unique<EndpointPool>(key_.substr(name_at), address, length,

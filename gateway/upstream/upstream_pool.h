@@ -176,10 +176,6 @@ class UpstreamPool {
   uint64_t reuses_ = 0;
 };
 
-// ParseIpLiteral fills `address` from an IPv4 or IPv6 literal and a port; false otherwise.
-bool ParseIpLiteral(std::string_view ip, uint16_t port, sockaddr_storage* address,
-                    socklen_t* length);
-
 }  // namespace portico::gateway::upstream
 
 #endif  // PORTICO_GATEWAY_UPSTREAM_UPSTREAM_POOL_H_
