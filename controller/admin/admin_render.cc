@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <ctime>
 
-#include "controller/ctl/plugin_json.h"
 #include "core/plugin/kind_id.h"
 #include "core/plugin/manifest.h"
+#include "core/plugin/plugin_json.h"
 #include "core/store/store_key.h"
 
 namespace portico::controller::admin {
@@ -320,7 +320,7 @@ std::string RenderGatewaySynced(std::string_view name,
 }
 
 std::string RenderPlugins(const core::PluginSet& plugins) {
-  return "{\"items\":" + ctl::RenderPluginsJson(plugins.plugins, /*pretty=*/false) + "}";
+  return "{\"items\":" + core::RenderPluginsJson(plugins.plugins, /*pretty=*/false) + "}";
 }
 
 std::string RenderKinds(const core::KindRegistry& registry) {

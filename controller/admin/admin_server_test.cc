@@ -14,7 +14,7 @@
 #include "controller/admin/admin_router.h"
 #include "controller/admin/fake_backend.h"
 #include "controller/ctl/http_client.h"
-#include "controller/ctl/plugin_json.h"
+#include "core/plugin/plugin_json.h"
 #include "portico/sdk/json.h"
 
 namespace portico::controller::admin {
@@ -127,7 +127,7 @@ TEST_F(AdminServerTest, InfoPluginsAndKinds) {
 
   auto plugins = Json(Call("GET", "/api/v1/plugins"));
   ASSERT_TRUE(plugins["items"].IsArray());
-  auto records = ctl::ParsePluginsJson(plugins["items"]);
+  auto records = core::ParsePluginsJson(plugins["items"]);
   ASSERT_TRUE(records.ok()) << records.status();
   ASSERT_EQ(records->size(), 2u);
   EXPECT_EQ((*records)[0].DisplayName(), "gateway");

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "controller/ctl/list_plugins.h"
-#include "controller/ctl/plugin_json.h"
 #include "controller/ctl/server_call.h"
 #include "controller/ctl/table_printer.h"
+#include "core/plugin/plugin_json.h"
 
 namespace portico::ctl {
 namespace {
@@ -104,7 +104,7 @@ int FromGateway(const ServerOptions& server, const std::string& address, const s
   StatusOr<std::vector<core::PluginRecord>> records =
       items == nullptr ? StatusOr<std::vector<core::PluginRecord>>(
                              InvalidArgumentError("the answer has no \"items\""))
-                       : ParsePluginsJson(*items);
+                       : core::ParsePluginsJson(*items);
   if (!records.ok()) {
     err << "error: unexpected answer from " << url << ": " << records.status().message() << '\n';
     return 1;

@@ -4,9 +4,9 @@
 #include <memory>
 
 #include "controller/ctl/list_gateway_plugins.h"
-#include "controller/ctl/plugin_json.h"
 #include "controller/ctl/table_printer.h"
 #include "core/plugin/manifest.h"
+#include "core/plugin/plugin_json.h"
 #include "portico/sdk/json.h"
 
 namespace portico::ctl {
@@ -79,7 +79,7 @@ int ListControllerPlugins(const ListPluginsOptions& options, std::ostream& out, 
   StatusOr<std::vector<PluginRecord>> records =
       items == nullptr
           ? StatusOr<std::vector<PluginRecord>>(InvalidArgumentError("the answer has no \"items\""))
-          : ParsePluginsJson(*items);
+          : core::ParsePluginsJson(*items);
   if (!records.ok()) {
     err << "error: unexpected answer from " << options.server.server << ": "
         << records.status().message() << '\n';
@@ -101,7 +101,7 @@ int ListControllerPlugins(const ListPluginsOptions& options, std::ostream& out, 
 void PrintPlugins(const std::vector<PluginRecord>& records, const std::string& format,
                   std::ostream& out) {
   if (format == "json") {
-    out << RenderPluginsJson(records, /*pretty=*/true) << '\n';
+    out << core::RenderPluginsJson(records, /*pretty=*/true) << '\n';
   } else {
     PrintTable(records, format == "wide", out);
   }

@@ -9,10 +9,10 @@
 #include <optional>
 #include <string_view>
 
-#include "controller/ctl/plugin_json.h"
 #include "core/common/time_format.h"
 #include "core/plugin/kind_id.h"
 #include "core/plugin/manifest.h"
+#include "core/plugin/plugin_json.h"
 
 namespace portico::gateway {
 namespace {
@@ -361,7 +361,7 @@ AdminResponse GatewayAdminRouter::Handle(const AdminRequest& request) const {
   }
   if (path == "/api/v1/plugins") {
     return only_get([&] {
-      return Ok("{\"items\":" + ctl::RenderPluginsJson(plugins_->plugins, /*pretty=*/false) +
+      return Ok("{\"items\":" + core::RenderPluginsJson(plugins_->plugins, /*pretty=*/false) +
                 ",\"filterTypes\":" + RenderFilterTypes(plugins_->registry) + "}");
     });
   }

@@ -11,7 +11,7 @@
 //                                version, started, uptimeSeconds, connects, reconnects,
 //                                disconnects, snapshotsApplied, batchesApplied, nacksSent,
 //                                rejections, droppedPartials, lastError
-//   GET /api/v1/plugins          {"items":[...]} in controller/ctl/plugin_json.h's format (what
+//   GET /api/v1/plugins          {"items":[...]} in core/plugin/plugin_json.h's format (what
 //                                `portico-ctl list-plugins` parses), "filterTypes":
 //                                [{"name","phase","order","plugin"}]
 //   GET /api/v1/synced[?kind=K]  {"version","serverId","fromSnapshot","total","kinds":

@@ -9,8 +9,8 @@
 // file had no readable manifest.
 //
 // Thread-safety: pure functions.
-#ifndef PORTICO_CONTROLLER_CTL_PLUGIN_JSON_H_
-#define PORTICO_CONTROLLER_CTL_PLUGIN_JSON_H_
+#ifndef PORTICO_CORE_PLUGIN_PLUGIN_JSON_H_
+#define PORTICO_CORE_PLUGIN_PLUGIN_JSON_H_
 
 #include <string>
 #include <vector>
@@ -19,15 +19,15 @@
 #include "portico/sdk/json.h"
 #include "portico/sdk/status.h"
 
-namespace portico::ctl {
+namespace portico::core {
 
 // RenderPluginsJson renders `records` as a JSON array (indented by two spaces when `pretty`).
-std::string RenderPluginsJson(const std::vector<core::PluginRecord>& records, bool pretty);
+std::string RenderPluginsJson(const std::vector<PluginRecord>& records, bool pretty);
 
 // ParsePluginsJson reads an array written by RenderPluginsJson back into records (the inverse,
 // except `loaded`, which is not rendered). INVALID_ARGUMENT names the entry and field at fault.
-StatusOr<std::vector<core::PluginRecord>> ParsePluginsJson(const rapidjson::Value& array);
+StatusOr<std::vector<PluginRecord>> ParsePluginsJson(const rapidjson::Value& array);
 
-}  // namespace portico::ctl
+}  // namespace portico::core
 
-#endif  // PORTICO_CONTROLLER_CTL_PLUGIN_JSON_H_
+#endif  // PORTICO_CORE_PLUGIN_PLUGIN_JSON_H_

@@ -1,4 +1,4 @@
-#include "controller/ctl/plugin_json.h"
+#include "core/plugin/plugin_json.h"
 
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
@@ -8,10 +8,8 @@
 
 #include "core/plugin/manifest.h"
 
-namespace portico::ctl {
+namespace portico::core {
 namespace {
-
-using core::PluginRecord;
 
 uint32_t CapabilityBits(const PluginRecord& record) {
   uint32_t bits = 0;
@@ -37,7 +35,7 @@ void WriteRecords(Writer& w, const std::vector<PluginRecord>& records) {
     w.Key("name");
     w.String(r.DisplayName());
     if (r.manifest) {
-      const core::PluginManifest& m = *r.manifest;
+      const PluginManifest& m = *r.manifest;
       w.Key("version");
       w.String(m.version);
       w.Key("description");
@@ -70,18 +68,18 @@ void WriteRecords(Writer& w, const std::vector<PluginRecord>& records) {
         w.String(k.plural);
         WriteStrings(w, "shortNames", k.short_names);
         w.Key("scope");
-        w.String(std::string(core::ScopeName(k.scope)));
+        w.String(std::string(ScopeName(k.scope)));
         std::vector<std::string> reads;
         for (const auto& read : k.reads) reads.push_back(read.ToString());
         WriteStrings(w, "reads", reads);
-        WriteStrings(w, "capabilities", core::CapabilityNames(k.capability_bits));
+        WriteStrings(w, "capabilities", CapabilityNames(k.capability_bits));
         w.Key("sync");
-        w.String(std::string(core::SyncPolicyName(k.sync_policy)));
+        w.String(std::string(SyncPolicyName(k.sync_policy)));
         w.EndObject();
       }
     }
     w.EndArray();
-    WriteStrings(w, "capabilities", core::CapabilityNames(CapabilityBits(r)));
+    WriteStrings(w, "capabilities", CapabilityNames(CapabilityBits(r)));
     w.Key("status");
     w.String(r.ok() ? "ok" : "rejected");
     if (!r.ok()) {
@@ -115,25 +113,25 @@ StatusOr<std::vector<std::string>> Strings(const rapidjson::Value& v, size_t ind
   return out;
 }
 
-StatusOr<core::ManifestKind> ParseKind(const rapidjson::Value& v, size_t index) {
+StatusOr<ManifestKind> ParseKind(const rapidjson::Value& v, size_t index) {
   if (!v.IsObject()) return FieldError(index, "kinds", "holds a non-object");
-  core::ManifestKind k;
+  ManifestKind k;
   k.id.group = json::GetString(v, "group");
   k.id.kind = json::GetString(v, "kind");
   k.plural = json::GetString(v, "plural");
   PORTICO_ASSIGN_OR_RETURN(k.versions, Strings(v, index, "versions"));
   PORTICO_ASSIGN_OR_RETURN(k.short_names, Strings(v, index, "shortNames"));
   PORTICO_ASSIGN_OR_RETURN(std::vector<std::string> reads, Strings(v, index, "reads"));
-  for (const auto& read : reads) k.reads.push_back(core::KindId::Parse(read));
+  for (const auto& read : reads) k.reads.push_back(KindId::Parse(read));
   PORTICO_ASSIGN_OR_RETURN(k.capabilities, Strings(v, index, "capabilities"));
-  for (const auto& cap : k.capabilities) k.capability_bits |= core::CapabilityBit(cap);
-  k.scope = json::GetString(v, "scope") == core::ScopeName(PORTICO_SCOPE_CLUSTER)
+  for (const auto& cap : k.capabilities) k.capability_bits |= CapabilityBit(cap);
+  k.scope = json::GetString(v, "scope") == ScopeName(PORTICO_SCOPE_CLUSTER)
                 ? PORTICO_SCOPE_CLUSTER
                 : PORTICO_SCOPE_NAMESPACED;
   std::string sync = json::GetString(v, "sync");
   for (portico_sync_policy policy : {PORTICO_SYNC_NEVER, PORTICO_SYNC_ALWAYS,
                                      PORTICO_SYNC_TO_REFERRERS, PORTICO_SYNC_ATTACHED}) {
-    if (core::SyncPolicyName(policy) == sync) k.sync_policy = policy;
+    if (SyncPolicyName(policy) == sync) k.sync_policy = policy;
   }
   return k;
 }
@@ -163,7 +161,7 @@ StatusOr<std::vector<PluginRecord>> ParsePluginsJson(const rapidjson::Value& arr
     r.path = json::GetString(v, "path");
     r.sha256 = json::GetString(v, "sha256");
     if (json::Find(v, "version") != nullptr) {
-      core::PluginManifest m;
+      PluginManifest m;
       m.name = json::GetString(v, "name");
       m.version = json::GetString(v, "version");
       m.description = json::GetString(v, "description");
@@ -174,7 +172,7 @@ StatusOr<std::vector<PluginRecord>> ParsePluginsJson(const rapidjson::Value& arr
       if (const rapidjson::Value* kinds = json::Find(v, "kinds"); kinds != nullptr) {
         if (!kinds->IsArray()) return FieldError(index, "kinds", "not an array");
         for (const auto& k : kinds->GetArray()) {
-          PORTICO_ASSIGN_OR_RETURN(core::ManifestKind kind, ParseKind(k, index));
+          PORTICO_ASSIGN_OR_RETURN(ManifestKind kind, ParseKind(k, index));
           m.kinds.push_back(std::move(kind));
         }
       }
@@ -190,4 +188,4 @@ StatusOr<std::vector<PluginRecord>> ParsePluginsJson(const rapidjson::Value& arr
   return out;
 }
 
-}  // namespace portico::ctl
+}  // namespace portico::core
