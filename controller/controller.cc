@@ -83,7 +83,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions optio
   c->validator_ = std::make_unique<ObjectValidator>(std::move(validator));
   PORTICO_RETURN_IF_ERROR(c->options_.store.Validate());
   c->synced_ = std::make_unique<core::ObjectStore>(c->options_.store);
-  c->links_ = std::make_unique<core::SyncLinks>();
+  c->links_ = std::make_unique<sync::SyncLinks>();
   ReconcilerOptions reconciler_options;
   reconciler_options.links = c->links_.get();
   // A settled store is a consistent world: let ConfigSync streams cut their batch right away.

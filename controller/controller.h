@@ -52,10 +52,10 @@
 #include "controller/center/file_config_center.h"
 #include "controller/reconcile/object_validator.h"
 #include "controller/reconcile/reconciler.h"
+#include "controller/sync/sync_links.h"
 #include "controller/sync/sync_server.h"
 #include "core/plugin/plugin_loader.h"
 #include "core/store/object_store.h"
-#include "core/sync/sync_links.h"
 #include "core/sync/sync_security.h"
 #include "portico/sdk/status.h"
 
@@ -134,7 +134,7 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
 
   // ---- ConfigSync (controller/sync)
   const core::ObjectStore& Synced() const { return *synced_; }
-  const core::SyncLinks& Links() const { return *links_; }
+  const sync::SyncLinks& Links() const { return *links_; }
   // SetSyncFeedback forwards gateways' acks and nacks to the object's status (sync_feedback.h).
   void SetSyncFeedback(const core::StoreKey& key, std::optional<SyncFeedback> feedback) {
     reconciler_->SetSyncFeedback(key, std::move(feedback));
@@ -173,7 +173,7 @@ class Controller final : public admin::AdminBackend, private ConfigListener {
   std::unique_ptr<core::PluginSet> plugins_;  // stable address: the validator points into it
   std::unique_ptr<ObjectValidator> validator_;
   std::unique_ptr<core::ObjectStore> synced_;
-  std::unique_ptr<core::SyncLinks> links_;  // sync scope, set by processors (sync_links.h)
+  std::unique_ptr<sync::SyncLinks> links_;  // sync scope, set by processors (sync_links.h)
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<ConfigCenter> center_;
   std::unique_ptr<SyncBridge> sync_bridge_;

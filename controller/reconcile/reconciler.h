@@ -36,10 +36,10 @@
 #include "controller/reconcile/object_validator.h"
 #include "controller/reconcile/refusal.h"
 #include "controller/reconcile/sync_feedback.h"
+#include "controller/sync/sync_links.h"
 #include "core/common/clock.h"
 #include "core/plugin/plugin_loader.h"
 #include "core/store/object_store.h"
-#include "core/sync/sync_links.h"
 #include "portico/sdk/status.h"
 #include "portico/sdk/types.h"
 
@@ -52,7 +52,7 @@ struct ReconcilerOptions {
   std::function<int64_t()> wall_clock_ms;
   // Where processors' sync-scope links go (set before the synced store is written); not owned,
   // may be null (links dropped).
-  core::SyncLinks* links = nullptr;
+  sync::SyncLinks* links = nullptr;
   // Called on a worker thread each time the queue becomes idle (nothing queued or in flight)
   // after processing; must be quick and must not call back into the Reconciler's writers.
   std::function<void()> on_idle;

@@ -115,7 +115,7 @@ class FeedbackTrackerTest : public ::testing::Test {
             store_, policies_, [this] { return gateways_; }, &sink_) {}
 
   core::ObjectStore store_;
-  core::SyncLinks links_;
+  SyncLinks links_;
   SyncPolicies policies_ = TestPolicies();
   FakeSink sink_;
   std::vector<std::shared_ptr<const GatewayStateSource>> gateways_;

@@ -98,7 +98,7 @@ std::string_view DeliveryName(Delivery delivery) {
 }
 
 ScopeEvaluator::ScopeEvaluator(const GatewayScope& scope, const SyncPolicies& policies,
-                               const core::SyncLinks& links, HasView has_view)
+                               const SyncLinks& links, HasView has_view)
     : scope_(scope), policies_(policies), links_(links), has_view_(std::move(has_view)) {}
 
 void ScopeEvaluator::PrecomputeAttached() {

@@ -27,9 +27,9 @@
 #include <utility>
 #include <vector>
 
+#include "controller/sync/sync_links.h"
 #include "core/plugin/kind_registry.h"
 #include "core/store/store_key.h"
-#include "core/sync/sync_links.h"
 #include "portico/sdk/abi.h"
 #include "portico/sdk/status.h"
 #include "portico/sync/v1/sync.pb.h"
@@ -103,8 +103,8 @@ class ScopeEvaluator {
  public:
   using HasView = std::function<bool(const core::StoreKey&)>;
 
-  ScopeEvaluator(const GatewayScope& scope, const SyncPolicies& policies,
-                 const core::SyncLinks& links, HasView has_view);
+  ScopeEvaluator(const GatewayScope& scope, const SyncPolicies& policies, const SyncLinks& links,
+                 HasView has_view);
 
   // PrecomputeAttached walks down from the roots (SyncLinks::ChildrenOf) once, so InScope is a
   // set lookup: the right mode when deciding every object (snapshots, link changes).
@@ -120,7 +120,7 @@ class ScopeEvaluator {
  private:
   const GatewayScope& scope_;
   const SyncPolicies& policies_;
-  const core::SyncLinks& links_;
+  const SyncLinks& links_;
   HasView has_view_;
   bool precomputed_ = false;
   std::unordered_set<core::StoreKey> attached_;        // precomputed InScope set

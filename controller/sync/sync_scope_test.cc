@@ -25,7 +25,7 @@ class ScopeTest : public ::testing::Test {
   }
 
   SyncPolicies policies_ = TestPolicies();
-  core::SyncLinks links_;
+  SyncLinks links_;
   std::set<core::StoreKey> no_view_;
 };
 

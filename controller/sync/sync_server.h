@@ -48,9 +48,9 @@
 #include "controller/sync/connected_gateway.h"
 #include "controller/sync/event_chunker.h"
 #include "controller/sync/object_feedback.h"
+#include "controller/sync/sync_links.h"
 #include "controller/sync/sync_scope.h"
 #include "core/store/object_store.h"
-#include "core/sync/sync_links.h"
 #include "portico/sdk/status.h"
 #include "portico/sync/v1/sync.pb.h"
 
@@ -98,7 +98,7 @@ struct SyncServerOptions {
 
 struct SyncServerDeps {
   core::ObjectStore* store = nullptr;
-  const core::SyncLinks* links = nullptr;
+  const SyncLinks* links = nullptr;
   SyncHost* host = nullptr;
   SyncFeedbackSink* feedback = nullptr;  // may be null: no feedback
 };

@@ -184,7 +184,7 @@ class SyncServerTest : public ::testing::Test {
 
   std::function<void(SyncServerOptions&)> options_tweak_ = [](SyncServerOptions&) {};
   std::unique_ptr<core::ObjectStore> store_;
-  core::SyncLinks links_;
+  SyncLinks links_;
   FakeHost host_;
   FakeSink sink_;
   std::unique_ptr<SyncServer> server_;

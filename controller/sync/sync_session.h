@@ -48,9 +48,9 @@
 #include "controller/sync/connected_gateway.h"
 #include "controller/sync/event_chunker.h"
 #include "controller/sync/feedback_tracker.h"
+#include "controller/sync/sync_links.h"
 #include "controller/sync/sync_scope.h"
 #include "core/store/object_store.h"
-#include "core/sync/sync_links.h"
 #include "portico/sdk/status.h"
 #include "portico/sync/v1/sync.pb.h"
 
@@ -106,7 +106,7 @@ struct ResumeState {
 
 struct SessionSources {
   core::ObjectStore* store = nullptr;
-  const core::SyncLinks* links = nullptr;
+  const SyncLinks* links = nullptr;
   const SyncPolicies* policies = nullptr;
   SyncCounters* counters = nullptr;
   // Receives keys whose feedback inputs changed (FeedbackTracker::MarkDirty); may be empty.

@@ -76,7 +76,7 @@ class SessionTest : public ::testing::Test {
   }
 
   core::ObjectStore store_;
-  core::SyncLinks links_;
+  SyncLinks links_;
   SyncPolicies policies_ = TestPolicies();
   SyncCounters counters_;
 };

@@ -86,7 +86,7 @@ portico::sync::v1::Hello MakeHello(const HelloOptions& options) {
   return hello;
 }
 
-uint64_t Put(core::ObjectStore& store, core::SyncLinks& links, const core::StoreKey& key,
+uint64_t Put(core::ObjectStore& store, SyncLinks& links, const core::StoreKey& key,
              const std::string& body, std::vector<core::StoreKey> parents,
              std::vector<core::StoreKey> references) {
   links.Set(key, std::move(parents), std::move(references));
@@ -94,7 +94,7 @@ uint64_t Put(core::ObjectStore& store, core::SyncLinks& links, const core::Store
   return written.ok() ? written->version : 0;
 }
 
-uint64_t Remove(core::ObjectStore& store, core::SyncLinks& links, const core::StoreKey& key) {
+uint64_t Remove(core::ObjectStore& store, SyncLinks& links, const core::StoreKey& key) {
   links.Remove(key);
   auto written = store.Delete(key);
   return written.ok() ? written->version : 0;

@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "controller/sync/object_feedback.h"
+#include "controller/sync/sync_links.h"
 #include "controller/sync/sync_scope.h"
 #include "controller/sync/sync_server.h"
 #include "core/store/object_store.h"
-#include "core/sync/sync_links.h"
 #include "portico/sync/v1/sync.pb.h"
 
 namespace portico::controller::sync::testing {
@@ -59,10 +59,10 @@ portico::sync::v1::Hello MakeHello(const HelloOptions& options);
 
 // Put sets `key`'s links, then writes its synced view (the reconciler's order); returns the
 // version. Remove drops links and the object.
-uint64_t Put(core::ObjectStore& store, core::SyncLinks& links, const core::StoreKey& key,
+uint64_t Put(core::ObjectStore& store, SyncLinks& links, const core::StoreKey& key,
              const std::string& body, std::vector<core::StoreKey> parents = {},
              std::vector<core::StoreKey> references = {});
-uint64_t Remove(core::ObjectStore& store, core::SyncLinks& links, const core::StoreKey& key);
+uint64_t Remove(core::ObjectStore& store, SyncLinks& links, const core::StoreKey& key);
 // Body: a small JSON document {"v": text}.
 std::string Body(const std::string& text);
 

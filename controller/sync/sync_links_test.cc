@@ -1,8 +1,10 @@
-#include "core/sync/sync_links.h"
+#include "controller/sync/sync_links.h"
 
 #include <gtest/gtest.h>
 
-namespace portico::core {
+namespace portico::controller::sync {
+
+using core::StoreKey;
 namespace {
 
 StoreKey Key(std::string kind, std::string name) {
@@ -53,4 +55,4 @@ TEST(SyncLinksTest, RemoveLeavesNoResidue) {
 }
 
 }  // namespace
-}  // namespace portico::core
+}  // namespace portico::controller::sync

@@ -1,8 +1,10 @@
-#include "core/sync/sync_links.h"
+#include "controller/sync/sync_links.h"
 
 #include <utility>
 
-namespace portico::core {
+namespace portico::controller::sync {
+
+using core::StoreKey;
 namespace {
 
 std::vector<StoreKey> ToVector(const std::set<StoreKey>& keys) {
@@ -83,4 +85,4 @@ size_t SyncLinks::Size() const {
   return links_.size();
 }
 
-}  // namespace portico::core
+}  // namespace portico::controller::sync

@@ -13,8 +13,8 @@
 //
 // Thread-safety: every method may be called from any thread (one internal mutex). Values are
 // returned by copy.
-#ifndef PORTICO_CORE_SYNC_SYNC_LINKS_H_
-#define PORTICO_CORE_SYNC_SYNC_LINKS_H_
+#ifndef PORTICO_CONTROLLER_SYNC_SYNC_LINKS_H_
+#define PORTICO_CONTROLLER_SYNC_SYNC_LINKS_H_
 
 #include <cstdint>
 #include <map>
@@ -24,7 +24,7 @@
 
 #include "core/store/store_key.h"
 
-namespace portico::core {
+namespace portico::controller::sync {
 
 class SyncLinks {
  public:
@@ -33,19 +33,20 @@ class SyncLinks {
   SyncLinks& operator=(const SyncLinks&) = delete;
 
   // Set replaces `object`'s links. Generation() moves only when something changed.
-  void Set(const StoreKey& object, std::vector<StoreKey> parents, std::vector<StoreKey> references);
+  void Set(const core::StoreKey& object, std::vector<core::StoreKey> parents,
+           std::vector<core::StoreKey> references);
   // Remove drops every link `object` declared (links pointing at it stay: their declarers own
   // them).
-  void Remove(const StoreKey& object);
+  void Remove(const core::StoreKey& object);
 
   // ParentsOf: the objects `object` declared as parents, sorted.
-  std::vector<StoreKey> ParentsOf(const StoreKey& object) const;
+  std::vector<core::StoreKey> ParentsOf(const core::StoreKey& object) const;
   // ChildrenOf: the objects that declared `object` as a parent, sorted.
-  std::vector<StoreKey> ChildrenOf(const StoreKey& object) const;
+  std::vector<core::StoreKey> ChildrenOf(const core::StoreKey& object) const;
   // ReferencesOf: the objects `object` declared as references, sorted.
-  std::vector<StoreKey> ReferencesOf(const StoreKey& object) const;
+  std::vector<core::StoreKey> ReferencesOf(const core::StoreKey& object) const;
   // ReferrersOf: the objects that declared `object` as a reference, sorted.
-  std::vector<StoreKey> ReferrersOf(const StoreKey& object) const;
+  std::vector<core::StoreKey> ReferrersOf(const core::StoreKey& object) const;
 
   // Generation counts the changes to the link graph (0 when no link was ever set).
   uint64_t Generation() const;
@@ -54,18 +55,18 @@ class SyncLinks {
 
  private:
   struct Links {
-    std::set<StoreKey> parents;
-    std::set<StoreKey> references;
+    std::set<core::StoreKey> parents;
+    std::set<core::StoreKey> references;
   };
-  void Unlink(const StoreKey& object, const Links& links);  // requires mu_
+  void Unlink(const core::StoreKey& object, const Links& links);  // requires mu_
 
   mutable std::mutex mu_;
-  std::map<StoreKey, Links> links_;                   // declarer -> its links
-  std::map<StoreKey, std::set<StoreKey>> children_;   // parent -> declarers
-  std::map<StoreKey, std::set<StoreKey>> referrers_;  // referenced -> declarers
+  std::map<core::StoreKey, Links> links_;                         // declarer -> its links
+  std::map<core::StoreKey, std::set<core::StoreKey>> children_;   // parent -> declarers
+  std::map<core::StoreKey, std::set<core::StoreKey>> referrers_;  // referenced -> declarers
   uint64_t generation_ = 0;
 };
 
-}  // namespace portico::core
+}  // namespace portico::controller::sync
 
-#endif  // PORTICO_CORE_SYNC_SYNC_LINKS_H_
+#endif  // PORTICO_CONTROLLER_SYNC_SYNC_LINKS_H_
