@@ -421,13 +421,19 @@ class ExpiredCertificate(FaultTestCase):
         c2_warn = c2.wait_log("has expired")
         g_line = g.wait_log("ConfigSync TLS: handshake with the controller failed")
         self.assertIn("certificate verify failed", g_line)
+        # What the gateway's admin API says about the link (its first "cannot reach" warning
+        # may still describe the old controller's death).
+        g_error = wait_until(lambda: (lambda e: e if "or has expired" in e else None)(
+            g.info()["lastError"]), 20, "the gateway's lastError to name the certificate")
+        self.assertIn("the controller's certificate is not signed by our ca_file", g_error)
         self.assertFalse(g.info()["connected"])
         self.assertEqual(st.synced_map(g), good)
         self.assertEqual(get(self.port, "/stable")[0], 200)
         self.assert_no_errors(w, "expired certificates")
         self.log("expired client certificate:\n  gateway: %s\n  gateway: %s\n  controller: %s\n"
-                 "expired server certificate:\n  controller: %s\n  gateway: %s" % (
-                     late_warn, late_line, c_line, c2_warn, g_line))
+                 "expired server certificate:\n  controller: %s\n  gateway: %s\n"
+                 "  gateway lastError: %s" % (late_warn, late_line, c_line, c2_warn, g_line,
+                                              g_error))
 
 
 class Randomized(FaultTestCase):
