@@ -54,7 +54,7 @@ ROUTE_KIND = "HTTPRoute.gateway.networking.k8s.io"
 GATEWAY_KIND = "Gateway.gateway.networking.k8s.io"
 KEEPALIVE_MS = 1000
 SEED = int(os.environ.get("PORTICO_FAULT_SEED", str(random.SystemRandom().randrange(1 << 30))))
-STEPS = int(os.environ.get("PORTICO_FAULT_STEPS", "14"))
+STEPS = int(os.environ.get("PORTICO_FAULT_STEPS", "10"))
 
 
 def backend_docs(service, echo_port):
@@ -196,7 +196,7 @@ class KilledMidSnapshot(FaultTestCase):
         for k in range(self.ROUTES):
             st.write(self.conf, "40-big-%d.yaml" % k, rt.big_route_yaml(
                 "big%d" % k, k, rules=16).replace("name: svc", "name: echo"))
-        relay.set_rate(0, 400_000)  # down: the snapshot takes ~5 s
+        relay.set_rate(0, 800_000)  # down: the ~2.2 MB snapshot takes ~3 s
         before = g.info()
         down_before = relay.stats()["down"]
         c2 = self.controller(name="controller2", sync_port=sync_port)
