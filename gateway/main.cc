@@ -170,6 +170,8 @@ int main(int argc, char** argv) {
   sync_options.addresses = config->addresses;
   sync_options.inventory = portico::core::BuildInventory(*plugins);
   sync_options.security = config->sync_security;
+  sync_options.keepalive_time = std::chrono::milliseconds(config->sync_keepalive_ms);
+  sync_options.keepalive_timeout = std::chrono::milliseconds(config->sync_keepalive_timeout_ms);
   sync_options.on_applied = [&snapshot_writer] {
     if (auto* writer = snapshot_writer.load()) writer->MarkDirty();
   };

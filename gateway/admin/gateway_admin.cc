@@ -223,6 +223,8 @@ std::string RenderInfo(const GatewayAdminInfo& info, const SyncStatus& s, int64_
   w.Uint64(s.batches_applied);
   w.Key("nacksSent");
   w.Uint64(s.nacks_sent);
+  w.Key("replaysIgnored");
+  w.Uint64(s.replays_ignored);
   w.Key("rejections");
   w.Uint64(s.rejections);
   w.Key("droppedPartials");
@@ -506,6 +508,9 @@ std::string RenderGatewayMetrics(const SyncStatus& s, const core::RuntimeStats& 
          s.batches_applied);
   Metric(out, "portico_gateway_sync_nacks_total", "counter", "Objects nacked to the controller",
          s.nacks_sent);
+  Metric(out, "portico_gateway_sync_replays_ignored_total", "counter",
+         "Batches or snapshots older than the applied version, acked and not applied",
+         s.replays_ignored);
   Metric(out, "portico_gateway_sync_rejections_total", "counter", "Streams the controller rejected",
          s.rejections);
   Metric(out, "portico_gateway_sync_dropped_partials_total", "counter",

@@ -96,6 +96,10 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
   Setting(app, flags, "--max-requests-per-connection", &GatewayConfig::max_requests_per_connection,
           "Requests served on one client connection, the last with Connection: close "
           "(0: unlimited)");
+  Setting(app, flags, "--sync-keepalive-ms", &GatewayConfig::sync_keepalive_ms,
+          "ConfigSync: gRPC keepalive ping after this long without a frame (>= 1000)");
+  Setting(app, flags, "--sync-keepalive-timeout-ms", &GatewayConfig::sync_keepalive_timeout_ms,
+          "ConfigSync: no ping ack within this and the link is taken for dead (reconnect)");
   app.add_option("--sync-ca-file", flags->sync_ca_file,
                  "ConfigSync mutual TLS: CA certificate (PEM) the controller's certificate "
                  "chains to (with --sync-cert-file and --sync-key-file)");

@@ -13,6 +13,7 @@
 //   --upstream-idle-timeout-ms --drain-timeout-ms --drain-idle-timeout-ms --max-request-line
 //   --max-header-bytes
 //   --max-headers --max-body-bytes --upstream-keepalive N  --check
+//   --sync-keepalive-ms N --sync-keepalive-timeout-ms N
 //   --sync-ca-file F --sync-cert-file F --sync-key-file F [--sync-server-name NAME]: mutual TLS
 //     with these files (all three together), replacing the file's [conf_sync_security];
 //     --sync-server-name alone overrides the active set's server_name.

@@ -50,13 +50,16 @@ struct Range {
 };
 
 constexpr int64_t kDay = 24 * 3600 * 1000;
+// The controller answers pings more frequent than one a second on a stream without data with
+// GOAWAY (controller/sync/sync_server.cc: GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS).
+constexpr int64_t kMinSyncKeepaliveMs = 1'000;
 
 std::string EscapedSlashesError(const std::string& value) {
   return "\"" + value +
          "\" is not one of KeepUnchanged, RejectRequest, UnescapeAndForward, UnescapeAndRedirect";
 }
 
-std::vector<Range> DataPlaneRanges(const GatewayConfig& c) {
+std::vector<Range> RangedSettings(const GatewayConfig& c) {
   return {
       {"busy_poll_us", c.busy_poll_us, 0, 10'000},
       {"timeouts.header_read_ms", c.header_read_timeout_ms, 1, kDay},
@@ -76,6 +79,8 @@ std::vector<Range> DataPlaneRanges(const GatewayConfig& c) {
       {"limits.upstream_keepalive", c.upstream_keepalive, 0, 100'000},
       {"limits.max_connections", c.max_connections, 0, 10'000'000},
       {"limits.max_requests_per_connection", c.max_requests_per_connection, 0, INT64_MAX},
+      {"sync.keepalive_ms", c.sync_keepalive_ms, kMinSyncKeepaliveMs, kDay},
+      {"sync.keepalive_timeout_ms", c.sync_keepalive_timeout_ms, 100, kDay},
   };
 }
 
@@ -140,7 +145,7 @@ Status GatewayConfig::Validate() const {
     return InvalidArgumentError(
         "access_log: empty (use \"off\", \"stderr\", \"stdout\" or a path)");
   }
-  for (const auto& [name, value, min, max] : DataPlaneRanges(*this)) {
+  for (const auto& [name, value, min, max] : RangedSettings(*this)) {
     if (value < min || value > max) {
       return InvalidArgumentError(std::string(name) + ": " + std::to_string(value) +
                                   " is out of range [" + std::to_string(min) + ", " +
@@ -287,6 +292,15 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, GatewayConfi
     PORTICO_RETURN_IF_ERROR(reader.Int("max_connections", 0, 10'000'000, &config->max_connections));
     PORTICO_RETURN_IF_ERROR(reader.Int("max_requests_per_connection", 0, INT64_MAX,
                                        &config->max_requests_per_connection));
+    PORTICO_RETURN_IF_ERROR(reader.Finish());
+  }
+  PORTICO_RETURN_IF_ERROR(status);
+  if (const toml::table* sync = top.Table("sync", &status)) {
+    Reader reader(file, *sync, "sync.");
+    PORTICO_RETURN_IF_ERROR(
+        reader.Int("keepalive_ms", kMinSyncKeepaliveMs, kDay, &config->sync_keepalive_ms));
+    PORTICO_RETURN_IF_ERROR(
+        reader.Int("keepalive_timeout_ms", 100, kDay, &config->sync_keepalive_timeout_ms));
     PORTICO_RETURN_IF_ERROR(reader.Finish());
   }
   PORTICO_RETURN_IF_ERROR(status);

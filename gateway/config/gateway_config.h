@@ -57,6 +57,11 @@
 //                                           #   0: half the open-file limit less 64
 //   max_requests_per_connection = 0         # then "Connection: close"; 0: unlimited (as
 //                                           #   Envoy; nginx's keepalive_requests is 1000)
+//   [sync]                                  # the ConfigSync channel, in milliseconds
+//   keepalive_ms         = 5000             # HTTP/2 ping after this long without a frame
+//                                           #   (>= 1000: the controller refuses more often)
+//   keepalive_timeout_ms = 5000             # no ping ack within this: the link is dead, reconnect
+//                                           #   (a black-holed link is found in about the sum)
 //   [conf_sync_security]                    # mutual TLS to the controller (core/sync/
 //   ...                                     #   sync_security.h); absent: plaintext
 // Relative paths are relative to the file.
@@ -123,6 +128,9 @@ struct GatewayConfig {
   int64_t upstream_keepalive = 256;
   int64_t max_connections = 0;              // 0: derived from RLIMIT_NOFILE (DefaultMaxConnections)
   int64_t max_requests_per_connection = 0;  // 0: unlimited (Envoy's default; nginx: 1000)
+  // [sync] (milliseconds): gRPC keepalive of the ConfigSync channel
+  int64_t sync_keepalive_ms = 5'000;
+  int64_t sync_keepalive_timeout_ms = 5'000;
   core::SyncSecurity sync_security;  // [conf_sync_security]; disabled when absent
   // The TOML file the settings came from ("" when none); informational.
   std::string config_file;

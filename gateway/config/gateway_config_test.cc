@@ -284,6 +284,41 @@ TEST(GatewayConfigFlagsTest, FlagsOverrideTheFileAndDefaultsDoNot) {
   EXPECT_NE(half.status().message().find("go together"), std::string::npos);
 }
 
+// [sync]: the ConfigSync channel's keepalive (how fast a black-holed link is found).
+TEST(GatewayConfigTest, SyncKeepaliveFromTheFileAndFlags) {
+  GatewayConfig defaults;
+  EXPECT_EQ(defaults.sync_keepalive_ms, 5000);
+  EXPECT_EQ(defaults.sync_keepalive_timeout_ms, 5000);
+  GatewayConfig config;
+  Status status = ParseConfigToml("[sync]\nkeepalive_ms = 1000\nkeepalive_timeout_ms = 700\n",
+                                  "g.toml", &config);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(config.sync_keepalive_ms, 1000);
+  EXPECT_EQ(config.sync_keepalive_timeout_ms, 700);
+  EXPECT_TRUE(config.Validate().ok());
+
+  // Faster than the controller accepts pings: refused, naming the key and the line.
+  GatewayConfig fast;
+  Status refused = ParseConfigToml("[sync]\nkeepalive_ms = 200\n", "g.toml", &fast);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("sync.keepalive_ms"), std::string::npos) << refused;
+  EXPECT_NE(refused.message().find("g.toml"), std::string::npos) << refused;
+  GatewayConfig unknown;
+  EXPECT_FALSE(ParseConfigToml("[sync]\nkeepalive = 1\n", "g.toml", &unknown).ok());
+
+  ConfigFlags flags;
+  auto from_flags = Parse(
+      {"portico-gateway", "--sync-keepalive-ms", "2000", "--sync-keepalive-timeout-ms", "300"},
+      &flags);
+  ASSERT_TRUE(from_flags.ok()) << from_flags.status();
+  EXPECT_EQ(from_flags->sync_keepalive_ms, 2000);
+  EXPECT_EQ(from_flags->sync_keepalive_timeout_ms, 300);
+  ConfigFlags low;
+  auto too_low = Parse({"portico-gateway", "--sync-keepalive-ms", "10"}, &low);
+  ASSERT_FALSE(too_low.ok());
+  EXPECT_NE(too_low.status().message().find("sync.keepalive_ms"), std::string::npos);
+}
+
 TEST(GatewayConfigTest, SeveralControllersAsAListOrCommaSeparated) {
   GatewayConfig config;
   Status status = ParseConfigToml("controller = [\"10.0.0.1:5810\", \"10.0.0.2:5810\"]\n",

@@ -351,6 +351,8 @@ bool SyncClient::RunStream() {
           uint64_t version =
               snapshot ? response.snapshot_end().version() : response.batch_end().to_version();
           std::string server_id;
+          bool replayed = false;
+          uint64_t applied_before = 0;
           {
             std::lock_guard<std::mutex> lock(mu_);
             if (!snapshot && response.batch_end().from_version() > status_.applied_version) {
@@ -361,6 +363,32 @@ bool SyncClient::RunStream() {
             }
             server_id = snapshot ? response.snapshot_end().server_id() : status_.server_id;
             if (snapshot && server_id.empty()) server_id = status_.server_id_seen;
+            // One server's sequence only grows: a batch ending at or before what is applied, or
+            // a snapshot of that server older than it, is a replay (a stale or misbehaving
+            // peer). Applying it would roll objects back under a newer version number.
+            replayed =
+                status_.ready && server_id == status_.server_id &&
+                (version < status_.applied_version ||
+                 (!snapshot && version == status_.applied_version && !pending.changes.empty()));
+            applied_before = status_.applied_version;
+          }
+          if (replayed) {
+            spdlog::warn(
+                "ConfigSync: ignored a replayed {} ending at version {} of server {} ({} "
+                "changes): this gateway already holds version {}",
+                snapshot ? "snapshot" : "batch", version, server_id, pending.changes.size(),
+                applied_before);
+            pending.Reset();
+            {
+              std::lock_guard<std::mutex> lock(mu_);
+              ++status_.replays_ignored;
+            }
+            // Every event <= version is applied (a newer version of it is): a truthful ack,
+            // never beyond what the server sent.
+            sync::v1::WatchRequest ack_request;
+            ack_request.mutable_ack()->set_version(version);
+            if (!stream->Write(ack_request)) error = "the stream broke while acking";
+            break;
           }
           size_t changes = pending.changes.size();
           core::ApplyResult result;

@@ -18,7 +18,9 @@
 // from_version + expected_server_id (what the runtime holds), addresses}; then
 //  - SnapshotChunk* SnapshotEnd{V, server_id}: ONE GatewayRuntime::Apply(all, replace_all, V);
 //  - Batch* BatchEnd{V1, V2}: ONE Apply(changes, false, V2);
-//  each followed by Ack{V, nacks}. A snapshot or batch cut by a broken stream (or by a protocol
+//  each followed by Ack{V, nacks}. A batch ending at or before the applied version, or a snapshot
+//  of the same server older than it, is a replay: acked, never applied (it would roll objects
+//  back). A snapshot or batch cut by a broken stream (or by a protocol
 //  error) is dropped, never applied. A batch whose V1 is past the applied version (a gap) ends
 //  the stream so the next Hello resynchronizes.
 //  - Heartbeat{server_id, head}: records the server's head (lag = head - applied).
@@ -26,7 +28,8 @@
 // A broken stream is retried with jittered exponential backoff (full jitter, backoff_base ..
 // backoff_max), reset once a snapshot or batch is applied; while the controller is unreachable
 // the channel keeps trying to connect during that delay and the retry starts as soon as it does.
-// gRPC keepalive (5 s ping, 5 s timeout, also without calls) finds a dead controller in <= 15 s.
+// gRPC keepalive (options: 5 s ping, 5 s timeout by default, also without calls; the gateway's
+// [sync] keepalive_ms / keepalive_timeout_ms) finds a dead or black-holed link in about their sum.
 //
 // Threading: one thread of its own (Start..Stop) runs the stream with gRPC's synchronous API and
 // calls GatewayRuntime::Apply and `on_applied` on it; it is the runtime's only Apply caller once
@@ -93,6 +96,7 @@ struct SyncStatus {
   uint64_t snapshots_applied = 0;
   uint64_t batches_applied = 0;
   uint64_t nacks_sent = 0;
+  uint64_t replays_ignored = 0;  // batches/snapshots older than the applied version, not applied
   uint64_t rejections = 0;
   uint64_t dropped_partials = 0;  // snapshots/batches cut short and dropped
   uint64_t failovers = 0;         // moves to another controller

@@ -505,6 +505,50 @@ TEST_F(SyncClientTest, AGapInVersionsDropsTheBatchAndResyncs) {
   EXPECT_NE(client_->GetStatus().last_error.find("gap"), std::string::npos);
 }
 
+// A replayed batch or an older snapshot of the same server (a stale or misbehaving peer) is acked
+// and never applied: applying it would roll objects back under an older version.
+TEST_F(SyncClientTest, ReplayedOldVersionsAreIgnored) {
+  StartClient();
+  SyncFirstSnapshot();  // version 5: Service web on port 80
+  server_->sync().Send(Chunk({Event(kService, ServiceView("web", 81), 7)}, /*batch=*/true));
+  server_->sync().Send(BatchEnd(5, 7));
+  ASSERT_TRUE(server_->sync().WaitForAck(7).has_value());
+  const std::string current = core::Sha256Hex(ServiceView("web", 81));
+  ASSERT_EQ(HeldHashes().at(kService), current);
+
+  // The batch (5, 7] again (its body now an older one), then an older batch (3, 5], then an
+  // older snapshot of the same server.
+  server_->sync().Send(Chunk({Event(kService, ServiceView("web", 80), 7)}, /*batch=*/true));
+  server_->sync().Send(BatchEnd(5, 7));
+  server_->sync().Send(Chunk({Event(kService, ServiceView("web", 79), 4)}, /*batch=*/true));
+  server_->sync().Send(BatchEnd(3, 5));
+  server_->sync().Send(Chunk({Event(kService, ServiceView("web", 78), 3)}));
+  server_->sync().Send(SnapshotEnd(6, "srv-a"));
+  ASSERT_TRUE(server_->sync().WaitForAck(6).has_value());  // acked, as the replays before it
+  ASSERT_TRUE(WaitFor([&] { return client_->GetStatus().replays_ignored == 3; }));
+  SyncStatus status = client_->GetStatus();
+  EXPECT_EQ(status.applied_version, 7u);
+  EXPECT_EQ(status.batches_applied, 1u);
+  EXPECT_EQ(status.snapshots_applied, 1u);
+  EXPECT_EQ(HeldHashes().at(kService), current);
+  EXPECT_EQ(runtime_->History().size(), 2u);  // the snapshot and (5, 7], nothing since
+
+  // The stream is still in step: the next batch applies.
+  server_->sync().Send(Chunk({Event(kService, ServiceView("web", 82), 8)}, /*batch=*/true));
+  server_->sync().Send(BatchEnd(7, 8));
+  ASSERT_TRUE(server_->sync().WaitForAck(8).has_value());
+  EXPECT_EQ(HeldHashes().at(kService), core::Sha256Hex(ServiceView("web", 82)));
+  EXPECT_EQ(client_->GetStatus().applied_version, 8u);
+  EXPECT_EQ(client_->GetStatus().connects, 1u);
+
+  // Another server's snapshot is never a replay, whatever its version.
+  server_->sync().Send(Chunk({Event(kService, ServiceView("web", 90), 2)}));
+  server_->sync().Send(SnapshotEnd(2, "srv-b"));
+  ASSERT_TRUE(server_->sync().WaitForAck(2).has_value());
+  EXPECT_EQ(HeldHashes().at(kService), core::Sha256Hex(ServiceView("web", 90)));
+  EXPECT_EQ(client_->GetStatus().replays_ignored, 3u);
+}
+
 TEST_F(SyncClientTest, StartsFromASnapshotFileAndResumes) {
   SnapshotState state;
   state.version = 40;

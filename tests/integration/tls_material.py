@@ -51,3 +51,27 @@ def secret_yaml(name, pair, ns="default"):
     return ("apiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: %s}\n"
             "type: kubernetes.io/tls\nstringData:\n  tls.crt: |\n%s  tls.key: |\n%s"
             % (name, ns, block(pair.cert), block(pair.key)))
+
+
+def sign_expired(ca_dir, out_dir, name, role):
+    """An already expired certificate (and its key) signed by the CA of `portico-ctl gen-certs`
+    in ca_dir (ca.crt, ca.key), for role "server" (localhost, 127.0.0.1) or "client"; written to
+    out_dir/name.crt and name.key. Returns (cert path, key path)."""
+    os.makedirs(out_dir, exist_ok=True)
+    ext = os.path.join(out_dir, name + ".ext")
+    with open(ext, "w") as f:
+        f.write("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n")
+        if role == "server":
+            f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+        else:
+            f.write("extendedKeyUsage=clientAuth\n")
+    cert, key, csr = (os.path.join(out_dir, name + s) for s in (".crt", ".key", ".csr"))
+    for argv in (["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                  "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=" + name],
+                 ["x509", "-req", "-in", csr, "-CA", os.path.join(ca_dir, "ca.crt"), "-CAkey",
+                  os.path.join(ca_dir, "ca.key"), "-CAcreateserial", "-days", "-1", "-extfile",
+                  ext, "-out", cert]):
+        done = openssl(*argv, cwd=out_dir)
+        if done.returncode != 0:
+            raise AssertionError("openssl %s: %s" % (" ".join(argv), done.stderr))
+    return cert, key
