@@ -3,8 +3,11 @@
 // versioned formats of abi.h (PORTICO_FORMAT_*); it never publishes.
 //
 // Threading: stage runs one batch at a time, on a thread the gateway runtime starts for the
-// batch (so no thread-local state survives between batches); a Txn is valid only during that
-// call.
+// batch (so no thread-local state survives between batches).
+// Ownership: a Txn and every Change (its ref, json and hash are borrowed from the host) are
+// valid only during that call; Txn::Put copies what it is given. A handler owns only the entries
+// it put, keyed by owner (the object key, ObjectRef::Key()); the runtime, not the handler,
+// commits the batch, and a returned error undoes everything that call staged.
 #ifndef PORTICO_SDK_HANDLER_H_
 #define PORTICO_SDK_HANDLER_H_
 
