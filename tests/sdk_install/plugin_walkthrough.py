@@ -11,8 +11,9 @@ directory, with what the page itself says, so the page and the test cannot diver
   - the page's "Run it" block (fixed ports) is done here on port 0 with tests/integration's
     portico_procs (the copied configuration is pointed at this test's gateway port and echo
     backend), with the plugin directory the page filled;
+  - an `expect=NAME` block lists lines step NAME must print (ages aside);
   - before `apply` the route answers without the page's header; `apply` (portico-ctl apply and
-    get, against this controller) makes every response of the route carry the header and value
+    get, against this controller, printing what the page shows) makes every response of the route carry the header and value
     written in the page's HeaderStamp; the controller reports it Accepted; `delete` removes the
     header again.
 
@@ -58,17 +59,25 @@ def fail(message):
     sys.exit(1)
 
 
-def run_step(name, script, cwd, env, log):
+def run_step(name, script, cwd, env, log, expect=None):
+    """Runs one `sh step=` block; with `expect` (an `expect=` block of the page), each of its
+    lines must be a line of the step's output, ages (`0s`, `3s`) and runs of spaces aside."""
     t0 = time.monotonic()
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900, text=True)
     with open(log, "a") as f:
-        f.write("==== step %s\n%s\n" % (name, script))
-        f.flush()
-        rc = subprocess.call(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env,
-                             stdout=f, stderr=subprocess.STDOUT, timeout=900)
-    if rc != 0:
-        with open(log) as f:
-            print("".join(f.readlines()[-80:]), file=sys.stderr)
-        fail("step %s of docs/plugins.md exited %d" % (name, rc))
+        f.write("==== step %s\n%s\n%s" % (name, script, r.stdout))
+    if r.returncode != 0:
+        print(r.stdout[-6000:], file=sys.stderr)
+        fail("step %s of docs/plugins.md exited %d" % (name, r.returncode))
+
+    def norm(line):
+        return re.sub(r"\b\d+s$", "<age>", " ".join(line.split()))
+    got = {norm(line) for line in r.stdout.splitlines()}
+    for line in (expect or "").splitlines():
+        if line.strip() and norm(line) not in got:
+            print(r.stdout, file=sys.stderr)
+            fail("step %s printed no line %r (docs/plugins.md shows it)" % (name, line))
     print("plugin_walkthrough: step %s ok (%.1f s)" % (name, time.monotonic() - t0))
 
 
@@ -102,6 +111,7 @@ def main():
     found = blocks(doc)
     files = [(a["file"], body) for _, a, body in found if "file" in a]
     steps = [(a["step"], body) for lang, a, body in found if "step" in a and lang == "sh"]
+    expects = {a["expect"]: body for _, a, body in found if "expect" in a}
     if [s for s, _ in steps] != STEPS:
         fail("docs/plugins.md has the shell steps %s, expected %s in that order"
              % ([s for s, _ in steps], STEPS))
@@ -167,7 +177,7 @@ def main():
                 fail("%s carries %s before any HeaderStamp exists" % (path, header))
 
             env["PORTICO_SERVER"] = controller.admin.base
-            run_step("apply", step["apply"], work, env, log)
+            run_step("apply", step["apply"], work, env, log, expects.get("apply"))
             wait_until(lambda: get(gw_port, path)[1].get(hname) == value, 30,
                        "%s: %s on %s" % (header, value, path))
             status, headers, body = get(gw_port, path)
