@@ -47,6 +47,10 @@ function(_portico_manifest_checker out)
   set(dir "${CMAKE_BINARY_DIR}/portico-manifest-check")
   set(exe "${dir}/portico_manifest_check-${key}")
   if(NOT EXISTS "${exe}")
+    file(GLOB stale "${dir}/portico_manifest_check-*")  # built from older headers
+    if(stale)
+      file(REMOVE ${stale})
+    endif()
     find_path(_PORTICO_RAPIDJSON_INCLUDE rapidjson/document.h HINTS ${RAPIDJSON_INCLUDE_DIRS})
     try_compile(built "${dir}/build" SOURCES "${src}"
       CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${PORTICO_SDK_INCLUDE_DIR};${_PORTICO_RAPIDJSON_INCLUDE}"
