@@ -5,7 +5,8 @@
 #   3. asan preset (ASan + UBSan): build, run the unit tests (label "unit");
 #   4. fuzz preset (clang 14, libFuzzer): every target of tests/fuzz for 60 s (scripts/fuzz.sh;
 #      PORTICO_FUZZ_SECONDS changes it, PORTICO_SKIP_FUZZ=1 skips the step locally);
-#   5. the SDK install test (tests/sdk_install/run.sh).
+#   5. the SDK install test (tests/sdk_install/run.sh). The walkthrough of docs/plugins.md (CTest
+#      plugin_walkthrough) and the manifest check (CTest manifest_check) run with the dev tests.
 # Prints a final "N passed, M failed, K skipped" line (skipped tests are never counted as passed);
 # exits non-zero on any failure.
 # PORTICO_SKIP_ASAN=1 skips step 3 (local iteration only; CI runs it).

@@ -108,10 +108,13 @@ std::string StatusSummary(const Value& object) {
   std::vector<std::string> order;
   std::map<std::string, Condition> by_type;
   Collect(json::FindPath(object, "status.conditions"), &order, &by_type);
-  const Value* parents = json::FindPath(object, "status.parents");
-  if (parents != nullptr && parents->IsArray()) {
-    for (const auto& parent : parents->GetArray()) {
-      Collect(json::Find(parent, "conditions"), &order, &by_type);
+  // Routes report per parent (status.parents), policies per ancestor (status.ancestors,
+  // Gateway API PolicyAncestorStatus): the worst of each condition type shows.
+  for (const char* per : {"status.parents", "status.ancestors"}) {
+    const Value* entries = json::FindPath(object, per);
+    if (entries == nullptr || !entries->IsArray()) continue;
+    for (const auto& entry : entries->GetArray()) {
+      Collect(json::Find(entry, "conditions"), &order, &by_type);
     }
   }
   if (order.empty()) return "-";

@@ -26,7 +26,8 @@ namespace portico::ctl {
 void PrintObjectTable(const std::vector<const rapidjson::Value*>& objects, bool all_namespaces,
                       int64_t now_unix_s, std::ostream& out);
 
-// StatusSummary renders the STATUS cell of one object.
+// StatusSummary renders the STATUS cell of one object: its conditions and those of each entry of
+// status.parents (routes) and status.ancestors (policies), the worst of each type.
 std::string StatusSummary(const rapidjson::Value& object);
 
 // HumanAge renders a duration the way kubectl does: "45s", "3m12s", "17m", "5h4m", "20h",

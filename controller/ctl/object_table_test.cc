@@ -37,6 +37,13 @@ TEST(ObjectTableTest, SummarisesConditions) {
       {"conditions":[{"type":"Accepted","status":"False","reason":"NotAllowedByListeners"}]}]}})");
   ASSERT_TRUE(route.ok());
   EXPECT_EQ(StatusSummary(*route), "Accepted=False(NotAllowedByListeners),ResolvedRefs");
+  // A policy (RateLimitPolicy, HeaderStamp) reports per ancestor, as Gateway API policies do.
+  auto policy = json::Parse(R"({"status":{"ancestors":[
+      {"ancestorRef":{"name":"a"},"conditions":[{"type":"Accepted","status":"True"}]},
+      {"ancestorRef":{"name":"b"},"conditions":[
+          {"type":"Accepted","status":"False","reason":"TargetNotFound"}]}]}})");
+  ASSERT_TRUE(policy.ok());
+  EXPECT_EQ(StatusSummary(*policy), "Accepted=False(TargetNotFound)");
   auto bare = json::Parse(R"({"metadata":{"name":"x"}})");
   EXPECT_EQ(StatusSummary(*bare), "-");
   auto failed = json::Parse(R"({"portico":{"error":"spec.rules: bad"}})");

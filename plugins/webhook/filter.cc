@@ -279,27 +279,10 @@ StatusOr<std::unique_ptr<sdk::Filter>> CreateWebhookFilter(std::string_view conf
 }
 
 // StageWebhook contributes each Webhook as a filter_binding.v1 entry: its id is the Webhook's
-// key (what a route rule's ExtensionRef binding names), its config the synced view.
+// key (what a route rule's ExtensionRef binding names), its config the synced view, and a Webhook
+// attached by targetRefs carries the view's "attach" for the chain builder.
 Status StageWebhook(const sdk::Txn& txn, const std::vector<sdk::Change>& changes) {
-  for (const sdk::Change& change : changes) {
-    const std::string key = change.ref.Key();
-    if (change.op == PORTICO_CHANGE_DELETE) {
-      txn.ClearOwner(key);
-      continue;
-    }
-    std::string binding = "{\"filterType\":\"";
-    binding.append(kFilterType).append("\",\"config\":").append(change.json);
-    // A Webhook attached by targetRefs: the chain builder reads "attach" (filter_binding.v1).
-    auto view = json::Parse(change.json, change.ref.Display());
-    if (view.ok()) {
-      if (const rapidjson::Value* attach = json::Find(*view, "attach")) {
-        binding.append(",\"attach\":").append(json::Serialize(*attach));
-      }
-    }
-    binding.append("}");
-    PORTICO_RETURN_IF_ERROR(txn.Put(key, PORTICO_FORMAT_FILTER_BINDING, key, binding));
-  }
-  return OkStatus();
+  return sdk::StageFilterBindings(txn, changes, kFilterType);
 }
 
 }  // namespace portico::plugins::webhook

@@ -12,7 +12,9 @@
 # Builds libportico-<name>.so (a MODULE library) with hidden visibility, and embeds the manifest
 # (plus ABI major/minor and SDK version) in the ELF section .portico_manifest, readable without
 # running plugin code, and each kind's JSON Schema (the manifest's kinds[].schema file) for the
-# SDK's registration builder.
+# SDK's registration builder. At configure time it first checks manifest.json with the hosts' own
+# parser (portico_manifest_check.cc) and stops with the file, the field and the fix when the
+# hosts would refuse it.
 include_guard(GLOBAL)
 
 # _portico_read_define(<header> <macro> <out>): the value of a #define in a header.
@@ -20,6 +22,60 @@ function(_portico_read_define header macro out)
   file(STRINGS "${header}" line REGEX "^#define ${macro} ")
   string(REGEX REPLACE "^#define ${macro} +\"?([^\"]*)\"?.*$" "\\1" value "${line}")
   set(${out} "${value}" PARENT_SCOPE)
+endfunction()
+
+# _portico_manifest_checker(<out>): the path of portico_manifest_check (portico_manifest_check.cc
+# beside this file), compiled once per build tree by try_compile against PORTICO_SDK_INCLUDE_DIR:
+# the same manifest.h the hosts were built with, in the Portico tree and from an installed prefix.
+# Rebuilt when the compiler, the checker or an SDK header changes (the name carries their hash).
+function(_portico_manifest_checker out)
+  get_property(exe GLOBAL PROPERTY _PORTICO_MANIFEST_CHECKER)
+  if(exe)
+    set(${out} "${exe}" PARENT_SCOPE)
+    return()
+  endif()
+  set(src "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/portico_manifest_check.cc")
+  file(GLOB headers "${PORTICO_SDK_INCLUDE_DIR}/portico/sdk/*.h")
+  list(SORT headers)
+  set(hash_input "${CMAKE_CXX_COMPILER} ${CMAKE_CXX_FLAGS}")
+  foreach(f IN LISTS src headers)
+    file(MD5 "${f}" h)
+    string(APPEND hash_input " ${h}")
+  endforeach()
+  string(MD5 key "${hash_input}")
+  string(SUBSTRING "${key}" 0 12 key)
+  set(dir "${CMAKE_BINARY_DIR}/portico-manifest-check")
+  set(exe "${dir}/portico_manifest_check-${key}")
+  if(NOT EXISTS "${exe}")
+    file(GLOB stale "${dir}/portico_manifest_check-*")  # built from older headers
+    if(stale)
+      file(REMOVE ${stale})
+    endif()
+    find_path(_PORTICO_RAPIDJSON_INCLUDE rapidjson/document.h HINTS ${RAPIDJSON_INCLUDE_DIRS})
+    try_compile(built "${dir}/build" SOURCES "${src}"
+      CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${PORTICO_SDK_INCLUDE_DIR};${_PORTICO_RAPIDJSON_INCLUDE}"
+      CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON
+      OUTPUT_VARIABLE log
+      COPY_FILE "${exe}")
+    if(NOT built)
+      message(FATAL_ERROR "portico_add_plugin: cannot build the manifest checker from ${src} "
+        "against ${PORTICO_SDK_INCLUDE_DIR} (is RapidJSON installed? Debian: rapidjson-dev):\n${log}")
+    endif()
+  endif()
+  set_property(GLOBAL PROPERTY _PORTICO_MANIFEST_CHECKER "${exe}")
+  set(${out} "${exe}" PARENT_SCOPE)
+endfunction()
+
+# _portico_check_manifest(<manifest.json>): fails configuration, naming the file, the field and
+# the fix, when the hosts would refuse the manifest (portico_manifest_check.cc).
+function(_portico_check_manifest manifest_path)
+  _portico_manifest_checker(checker)
+  execute_process(COMMAND "${checker}" "${manifest_path}"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    string(STRIP "${out}" out)
+    message(FATAL_ERROR "portico_add_plugin: ${out}")
+  endif()
 endfunction()
 
 function(portico_add_plugin name)
@@ -33,6 +89,7 @@ function(portico_add_plugin name)
   endif()
   get_filename_component(manifest_path "${ARG_MANIFEST}" ABSOLUTE)
   get_filename_component(manifest_dir "${manifest_path}" DIRECTORY)
+  _portico_check_manifest("${manifest_path}")
   file(READ "${manifest_path}" manifest)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${manifest_path}")
 

@@ -187,20 +187,8 @@ Status ProcessRateLimitPolicy(const sdk::Object& obj, sdk::ProcessContext& ctx,
 }
 
 Status StageRateLimitPolicy(const sdk::Txn& txn, const std::vector<sdk::Change>& changes) {
-  return sdk::StageEachView(
-      txn, changes, [&](const sdk::Change& change, const rapidjson::Document& view) -> Status {
-        const rapidjson::Value* attach = json::Find(view, "attach");
-        if (attach == nullptr || !attach->IsObject()) {
-          txn.Nack(change.ref, "synced view has no \"attach\"");
-          return OkStatus();
-        }
-        // filter_binding.v1 (docs/contributions.md): the instance's config and its attachments.
-        sdk::JsonWriter w;
-        w.BeginObject().Field("filterType", kFilterType).Key("config").Value(view);
-        w.Key("attach").Value(*attach);
-        const std::string key = change.ref.Key();
-        return txn.Put(key, PORTICO_FORMAT_FILTER_BINDING, key, w.EndObject().Take());
-      });
+  // The processor syncs a view only where the policy applies, always with "attach".
+  return sdk::StageFilterBindings(txn, changes, kFilterType);
 }
 
 }  // namespace example::ratelimit

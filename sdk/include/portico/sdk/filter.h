@@ -1,9 +1,13 @@
 // filter.h: the request-path C++ API: HttpView, FilterHost and the Filter base class (Pingora
 // style: one phase interface whose hooks default to "continue").
 //
-// Threading: a Filter instance is created off the request path and then used by every worker
-// concurrently; hooks must be thread-safe and must not block (use FilterHost::HttpCall and
-// return PORTICO_FILTER_PENDING). An HttpView is valid only during the hook; a RequestState
+// Threading: a Filter instance is created off the request path (its FilterFactory runs when a
+// configuration is prepared) and then used by every worker concurrently; hooks run on the worker
+// that owns the request, must be thread-safe and must not block (use FilterHost::HttpCall and
+// return PORTICO_FILTER_PENDING; the completion runs on the same worker).
+// Ownership: the host owns each instance the factory returns and deletes it (through the SDK)
+// when no runtime snapshot uses it any more. HttpView, FilterHost and every string_view they
+// return are valid only during the hook; values passed to them are copied. A RequestState
 // (NewState) belongs to one request and is freed when it ends.
 #ifndef PORTICO_SDK_FILTER_H_
 #define PORTICO_SDK_FILTER_H_

@@ -3,8 +3,11 @@
 // versioned formats of abi.h (PORTICO_FORMAT_*); it never publishes.
 //
 // Threading: stage runs one batch at a time, on a thread the gateway runtime starts for the
-// batch (so no thread-local state survives between batches); a Txn is valid only during that
-// call.
+// batch (so no thread-local state survives between batches).
+// Ownership: a Txn and every Change (its ref, json and hash are borrowed from the host) are
+// valid only during that call; Txn::Put copies what it is given. A handler owns only the entries
+// it put, keyed by owner (the object key, ObjectRef::Key()); the runtime, not the handler,
+// commits the batch, and a returned error undoes everything that call staged.
 #ifndef PORTICO_SDK_HANDLER_H_
 #define PORTICO_SDK_HANDLER_H_
 
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "portico/sdk/json.h"
+#include "portico/sdk/json_writer.h"
 #include "portico/sdk/status.h"
 #include "portico/sdk/types.h"
 
@@ -87,6 +91,28 @@ Status StageEachView(const Txn& txn, const std::vector<Change>& changes, Fn&& fn
     PORTICO_RETURN_IF_ERROR(fn(change, static_cast<const rapidjson::Document&>(*view)));
   }
   return OkStatus();
+}
+
+// StageFilterBindings is the whole handler of a kind that configures a filter of its own type
+// `filter_type` (FilterTypeSpec::name): per object, one filter_binding.v1 entry
+// (docs/contributions.md) whose id and owner are the object key, whose config is the synced view,
+// and, when the view has an "attach" object ({"targets": [...], "created": ...}: the policy
+// attachment a processor wrote), that attachment. Without "attach" the instance runs only where
+// a route rule names it (ExtensionRef). A view whose "attach" is not an object is nacked.
+inline Status StageFilterBindings(const Txn& txn, const std::vector<Change>& changes,
+                                  std::string_view filter_type) {
+  return StageEachView(txn, changes, [&](const Change& change, const rapidjson::Document& view) {
+    const rapidjson::Value* attach = json::Find(view, "attach");
+    if (attach != nullptr && !attach->IsObject()) {
+      txn.Nack(change.ref, "synced view: \"attach\" is not an object");
+      return OkStatus();
+    }
+    JsonWriter w;
+    w.BeginObject().Field("filterType", filter_type).Key("config").Value(view);
+    if (attach != nullptr) w.Key("attach").Value(*attach);
+    const std::string key = change.ref.Key();
+    return txn.Put(key, PORTICO_FORMAT_FILTER_BINDING, key, w.EndObject().Take());
+  });
 }
 
 }  // namespace portico::sdk

@@ -336,6 +336,43 @@ inline StatusOr<PluginManifest> ParseManifest(std::string_view text) {
   return m;
 }
 
+// UnknownManifestFields lists the members of manifest JSON that no host reads, by path
+// ("kinds[0].capabilites"). Hosts ignore them (a newer manifestVersion may add fields);
+// portico_add_plugin() refuses them at configure time, since a misspelt field is otherwise
+// silently dropped (a kind without its capabilities).
+inline std::vector<std::string> UnknownManifestFields(const rapidjson::Value& doc) {
+  static constexpr std::string_view kTop[] = {
+      "name", "version",    "description", "manifestVersion",
+      "abi",  "sdkVersion", "libraries",   "kinds"};
+  static constexpr std::string_view kKind[] = {"group",      "kind",  "versions", "plural",
+                                               "shortNames", "scope", "reads",    "capabilities",
+                                               "sync",       "schema"};
+  auto known = [](const auto& names, std::string_view member) {
+    for (std::string_view n : names) {
+      if (n == member) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> out;
+  if (!doc.IsObject()) return out;
+  for (const auto& m : doc.GetObject()) {
+    std::string_view member(m.name.GetString(), m.name.GetStringLength());
+    if (!known(kTop, member)) out.emplace_back(member);
+  }
+  const rapidjson::Value* kinds = json::Find(doc, "kinds");
+  if (kinds == nullptr || !kinds->IsArray()) return out;
+  for (rapidjson::SizeType i = 0; i < kinds->Size(); ++i) {
+    if (!(*kinds)[i].IsObject()) continue;
+    for (const auto& m : (*kinds)[i].GetObject()) {
+      std::string_view member(m.name.GetString(), m.name.GetStringLength());
+      if (!known(kKind, member)) {
+        out.push_back("kinds[" + std::to_string(i) + "]." + std::string(member));
+      }
+    }
+  }
+  return out;
+}
+
 inline uint32_t CapabilityBit(std::string_view name) {
   for (const auto& c : manifest_detail::kCapabilities) {
     if (c.name == name) return c.bit;

@@ -12,7 +12,13 @@
 //
 // Every call from the host goes through a trampoline that catches every exception and turns it
 // into a status, so no exception crosses the C boundary.
-// Threading: Setup runs once, on the loading thread; the registered hooks follow abi.h's rules.
+// Threading: Setup runs once per process that loads the plugin (controller, gateway,
+// `portico-ctl plugin verify`), on the loading thread; the registered hooks follow abi.h's rules
+// (processor.h, handler.h, filter.h).
+// Ownership: the Plugin builder is the plugin's own, created once and never destroyed (hosts
+// never unload plugins), so the specs and functions hooks point into live as long as the
+// process; the registrar is valid only during registration and the host copies every kind and
+// filter type it is given.
 #ifndef PORTICO_SDK_PLUGIN_H_
 #define PORTICO_SDK_PLUGIN_H_
 

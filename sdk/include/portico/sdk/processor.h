@@ -1,8 +1,13 @@
 // processor.h: the controller-side C++ API of a kind: Object, ProcessContext, ProcessResult and
 // ProcessFn, wrapping the C ABI's process hook.
 //
-// Threading: a ProcessFn may run concurrently for different objects; ProcessContext and
-// ProcessResult belong to one call and must not be kept after it returns.
+// Threading: a ProcessFn runs on controller workers, concurrently for different objects of the
+// kind but never twice at once for the same object (the work queue hands a key to one worker at
+// a time); it keeps no mutable global state without its own lock.
+// Ownership: Object, ProcessContext and ProcessResult belong to one call and must not be kept
+// after it returns; an Object's strings are borrowed from the host for that call; what a
+// ProcessResult collects is copied by the host when the call returns. An error keeps the
+// object's previous result (abi.h, portico_process_fn).
 #ifndef PORTICO_SDK_PROCESSOR_H_
 #define PORTICO_SDK_PROCESSOR_H_
 
