@@ -43,6 +43,7 @@ bool ObjectTable::Upsert(const sdk::ObjectRef& ref, const core::KindInfo* kind,
   auto [slot, added] = secrets_.try_emplace(SecretKey(ref.ns, ref.name));
   bool changed = added || slot->second != payload;
   slot->second = std::move(payload);
+  if (changed) readable_epoch_.fetch_add(1, std::memory_order_release);
   return changed;
 }
 
@@ -53,7 +54,9 @@ bool ObjectTable::MarkDeleted(const std::string& key) {
   Entry& e = it->second;
   e.deleted = true;
   e.needs_process = false;
-  if (IsSecret(e.ref)) secrets_.erase(SecretKey(e.ref.ns, e.ref.name));
+  if (IsSecret(e.ref) && secrets_.erase(SecretKey(e.ref.ns, e.ref.name)) > 0) {
+    readable_epoch_.fetch_add(1, std::memory_order_release);
+  }
   return true;
 }
 
@@ -101,6 +104,7 @@ ObjectTable::Removal ObjectTable::Erase(const std::string& key) {
   out.export_json = std::move(e.good.export_json);
   out.labels = std::move(e.good.labels);
   entries_.erase(it);
+  readable_epoch_.fetch_add(1, std::memory_order_release);
   out.affected_targets = ReplaceContributionsLocked(key, {});
   return out;
 }
@@ -115,6 +119,9 @@ ObjectTable::Committed ObjectTable::CommitResult(const std::string& key, GoodRes
   out.found = true;
   out.old_export = std::move(e.good.export_json);
   out.old_labels = std::move(e.good.labels);
+  if (out.old_export != result.export_json || out.old_labels != result.labels) {
+    readable_epoch_.fetch_add(1, std::memory_order_release);
+  }
   e.good = std::move(result);
   e.error.clear();
   e.refusal.reset();

@@ -70,12 +70,13 @@ std::string RouteDoc(std::string_view ns, std::string_view name, std::string_vie
          R"("}}],"backendRefs":[{"name":")" + std::string(service) + R"(","port":8080}]}]}})";
 }
 
-Harness::Harness(int workers, bool start) {
+Harness::Harness(int workers, bool start, ProcessIsolation isolation) {
   auto validator = ObjectValidator::Create(TestPlugins().registry);
   EXPECT_TRUE(validator.ok()) << validator.status();
   validator_ = std::make_unique<ObjectValidator>(std::move(validator).value());
   ReconcilerOptions options;
   options.workers = workers;
+  options.isolation = std::move(isolation);
   options.wall_clock_ms = [this] { return wall_ms_.load(); };
   reconciler_ = std::make_unique<Reconciler>(TestPlugins(), *validator_, store_, options);
   if (start) {

@@ -47,7 +47,7 @@ std::string RouteDoc(std::string_view ns, std::string_view name, std::string_vie
 
 class Harness {
  public:
-  explicit Harness(int workers = 2, bool start = true);
+  explicit Harness(int workers = 2, bool start = true, ProcessIsolation isolation = {});
   ~Harness();
 
   Reconciler& reconciler() { return *reconciler_; }
