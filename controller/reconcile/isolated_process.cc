@@ -208,7 +208,10 @@ void Replay(const std::vector<Entry>& entries, const IsolatedCall& call, HostSer
         }
         break;
       case 'G':
-        if (n == 1) recorder.AddGet(reader, std::string(e.fields[0]));
+        if (n == 1) {
+          recorder.AddGet(reader, std::string(e.fields[0]));
+          outcome.got_keys.emplace_back(e.fields[0]);
+        }
         break;
       case 'l':
         if (n == 4) {
@@ -217,10 +220,16 @@ void Replay(const std::vector<Entry>& entries, const IsolatedCall& call, HostSer
           if (parsed.ok()) {
             recorder.AddList(reader, e.fields[0], e.fields[1], e.fields[2], e.fields[3], *parsed);
           }
+          outcome.list_scopes.push_back(std::string(e.fields[0]) + "/" + std::string(e.fields[1]) +
+                                        "/" + std::string(e.fields[2]));
         }
         break;
       case 's':
-        if (n == 2) recorder.AddSecret(reader, e.fields[0], e.fields[1]);
+        if (n == 2) {
+          recorder.AddSecret(reader, e.fields[0], e.fields[1]);
+          outcome.secret_keys.push_back("/Secret/" + std::string(e.fields[0]) + "/" +
+                                        std::string(e.fields[1]));
+        }
         break;
       case 'M':
         if (n == 2) {
@@ -256,6 +265,25 @@ void Replay(const std::vector<Entry>& entries, const IsolatedCall& call, HostSer
 }
 
 }  // namespace
+
+bool ReadAnyOf(const IsolatedOutcome& outcome, const std::vector<std::string>& changed) {
+  auto has = [](const std::vector<std::string>& v, const std::string& k) {
+    return std::find(v.begin(), v.end(), k) != v.end();
+  };
+  for (const std::string& key : changed) {
+    if (has(outcome.got_keys, key) || has(outcome.secret_keys, key)) return true;
+    // "group/Kind/ns/name": its scope, and the all-namespaces scope of its kind.
+    size_t name_at = key.rfind('/');
+    if (name_at == std::string::npos) continue;
+    std::string scope = key.substr(0, name_at);
+    size_t ns_at = scope.rfind('/');
+    if (has(outcome.list_scopes, scope)) return true;
+    if (ns_at != std::string::npos && has(outcome.list_scopes, scope.substr(0, ns_at + 1))) {
+      return true;
+    }
+  }
+  return false;
+}
 
 bool ProcessIsolation::Applies(std::string_view plugin) const {
   return all || std::find(plugins.begin(), plugins.end(), plugin) != plugins.end();

@@ -57,7 +57,17 @@ struct IsolatedOutcome {
   bool contained = false;
   Status status;
   std::vector<std::string> reads;  // HostContext::reads() of the child's run
+  // What the run read, to tell whether a change made while it ran escaped it (ReadAnyOf).
+  std::vector<std::string> got_keys;     // get and extension reads: object keys
+  std::vector<std::string> list_scopes;  // "group/Kind/ns" ("group/Kind/" for all namespaces)
+  std::vector<std::string> secret_keys;  // the Secrets' object keys ("/Secret/ns/name")
 };
+
+// ReadAnyOf: did the run read (or list the scope of) any of the object keys in `changed`? The
+// reconciler registers an isolated run's reads only after the child read the table, so a change
+// committed meanwhile did not requeue it; these are reprocessed. Labels are not compared: a
+// change in a listed scope counts.
+bool ReadAnyOf(const IsolatedOutcome& outcome, const std::vector<std::string>& changed);
 
 // RunProcessIsolated runs `call` in a child reading through `services`; on a clean end it
 // replays the result into `out`, the reads into `index` (replacing the object's previous ones)

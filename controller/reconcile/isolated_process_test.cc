@@ -159,6 +159,21 @@ TEST(ProcessorFaultTest, IsolatedRunsReadContributeAndAreRequeuedLikeInProcessOn
   EXPECT_EQ(h.reconciler().Metrics().isolated_failures, 0u);
 }
 
+TEST(ProcessorFaultTest, ReadAnyOfMatchesGetsListScopesAndSecrets) {
+  IsolatedOutcome outcome;
+  outcome.got_keys = {"g/Target/ns/t"};
+  outcome.list_scopes = {"g/Filter/ns", "g/Policy/"};
+  outcome.secret_keys = {"/Secret/ns/cert"};
+  EXPECT_TRUE(ReadAnyOf(outcome, {"g/Other/ns/x", "g/Target/ns/t"}));
+  EXPECT_FALSE(ReadAnyOf(outcome, {"g/Target/ns/u", "g/Target/other/t"}));
+  EXPECT_TRUE(ReadAnyOf(outcome, {"g/Filter/ns/any"}));
+  EXPECT_FALSE(ReadAnyOf(outcome, {"g/Filter/elsewhere/any"}));
+  EXPECT_TRUE(ReadAnyOf(outcome, {"g/Policy/anywhere/p"}));
+  EXPECT_TRUE(ReadAnyOf(outcome, {"/Secret/ns/cert"}));
+  EXPECT_FALSE(ReadAnyOf(outcome, {"/Secret/ns/other"}));
+  EXPECT_FALSE(ReadAnyOf(outcome, {}));
+}
+
 TEST(ProcessorFaultTest, IsolationAppliesOnlyToTheNamedPlugins) {
   ProcessIsolation isolation;
   isolation.plugins = {"someone-else"};

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +25,7 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "controller/reconcile/object_render.h"
@@ -154,6 +156,9 @@ class ObjectTable {
   // commit, an object erased, a Secret's payload. An isolated run registers its reads only after
   // the child read the table, so the reconciler reprocesses it when this moved meanwhile.
   uint64_t ReadableEpoch() const { return readable_epoch_.load(std::memory_order_acquire); }
+  // ChangedSince appends the keys whose readable state changed after `epoch` (Secrets by their
+  // object key); false when the changes kept no longer reach back that far (assume anything).
+  bool ChangedSince(uint64_t epoch, std::vector<std::string>* keys) const;
 
  private:
   struct Entry {

@@ -248,7 +248,8 @@ struct Reconciler::Impl final : public HostServices {
       if (outcome.contained) {
         isolated_failures.fetch_add(1, std::memory_order_relaxed);
       } else {
-        reprocess = table.ReadableEpoch() != epoch;
+        std::vector<std::string> changed;
+        reprocess = !table.ChangedSince(epoch, &changed) || ReadAnyOf(outcome, changed);
       }
       isolated_runs.fetch_add(1, std::memory_order_relaxed);
       if (spdlog::should_log(spdlog::level::trace)) {
