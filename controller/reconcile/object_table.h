@@ -193,7 +193,10 @@ class ObjectTable {
   // target key -> contributor key -> its contributions to the target
   std::map<std::string, std::map<std::string, std::vector<StatusContribution>>> by_target_;
   std::map<std::string, std::set<std::string>> targets_of_;  // contributor -> targets
-  std::atomic<uint64_t> readable_epoch_{0};                  // written under mu_ held exclusively
+  void NoteReadableChangeLocked(const std::string& key);
+  static constexpr size_t kReadableChangesKept = 16384;
+  std::atomic<uint64_t> readable_epoch_{0};  // written under mu_ held exclusively
+  std::deque<std::pair<uint64_t, std::string>> readable_changes_;  // (epoch, key), oldest first
 };
 
 }  // namespace portico::controller
