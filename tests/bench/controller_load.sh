@@ -109,6 +109,10 @@ ADMIN=http://127.0.0.1:$PORT
 wait_for "$READY_TIMEOUT_S" curl -sf "$ADMIN/readyz"
 ready_ns=$(date +%s%N)
 ready_ms=$(( (ready_ns - start_ns) / 1000000 ))
+# CPU at ready (ms): the controller's own, and its reaped children's (isolated calls), which
+# unlike wall time do not depend on how busy the machine is.
+read -r cpu_self cpu_children < <(awk -v hz="$(getconf CLK_TCK)" \
+  '{ printf "%d %d\n", ($14 + $15) * 1000 / hz, ($16 + $17) * 1000 / hz }' "/proc/$PID/stat")
 
 processed() {  # processed KIND: portico_controller_processed_total{kind="KIND",...}
   curl -sf "$ADMIN/metrics" | awk -v k="kind=\"$1\"" 'index($0, "portico_controller_processed_total{" k) == 1 { print $2 }'
@@ -139,6 +143,7 @@ delta=$(( after - before ))
 
 echo "objects:                $objects"
 echo "ready after start:      ${ready_ms} ms (limit 10000 ms)"
+echo "CPU at ready:           ${cpu_self} ms controller, ${cpu_children} ms its children"
 echo "Gateway attachedRoutes: $attached"
 echo "edit visible after:     ${seen_ms} ms"
 echo "controller RSS:         $(awk '/^VmRSS/ {print $2 " " $3}' /proc/$PID/status)"
