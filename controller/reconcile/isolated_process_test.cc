@@ -5,7 +5,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <rapidjson/pointer.h>
 
 #include <chrono>
 #include <string>
@@ -18,17 +17,6 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-std::string At(const Harness& h, const sdk::ObjectRef& ref, const char* pointer) {
-  rapidjson::Document doc = h.View(ref);
-  const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(doc);
-  return v == nullptr ? "<none>" : json::Serialize(*v);
-}
-
-std::string TargetRef(std::string_view name) {
-  return R"({"group":"test.portico.io","kind":"Target","namespace":"ns","name":")" +
-         std::string(name) + R"("})";
-}
 
 std::string SyncedJson(Harness& h, const sdk::ObjectRef& ref) {
   std::optional<core::StoredObject> stored =
@@ -137,10 +125,11 @@ TEST(ProcessorFaultTest, IsolatedRunsReadContributeAndAreRequeuedLikeInProcessOn
   h.Apply({ProbeDoc("Target", "ns", "t", R"({"status":{"slots":[{"name":"a","count":0}]}})")});
   ASSERT_TRUE(h.Idle());
   h.Apply({ProbeDoc("Source", "ns", "s",
-                    R"({"gets":[)" + TargetRef("t") + "," + TargetRef("later") +
+                    R"({"gets":[)" + TargetRef("Target", "ns", "t") + "," +
+                        TargetRef("Target", "ns", "later") +
                         R"(],"lists":[{"group":"test.portico.io","kind":"Target",)"
                         R"("namespace":"ns","selector":"app=x"}],"contribute":[{"target":)" +
-                        TargetRef("t") +
+                        TargetRef("Target", "ns", "t") +
                         R"(,"topic":"count:slots[name=a].count"}],)"
                         R"("export":{"e":1},"synced":{"x":1},"metric":"probe_runs"})")});
   ASSERT_TRUE(h.Idle());

@@ -1,6 +1,7 @@
 #include "controller/reconcile/reconciler_test_util.h"
 
 #include <gtest/gtest.h>
+#include <rapidjson/pointer.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -164,6 +165,17 @@ uint64_t Harness::Processed(std::string_view kind_id) const {
   ReconcilerMetrics m = reconciler_->Metrics();
   auto it = m.processed_by_kind.find(std::string(kind_id));
   return it == m.processed_by_kind.end() ? 0 : it->second;
+}
+
+std::string TargetRef(std::string_view kind, std::string_view ns, std::string_view name) {
+  return R"({"group":"test.portico.io","kind":")" + std::string(kind) + R"(","namespace":")" +
+         std::string(ns) + R"(","name":")" + std::string(name) + R"("})";
+}
+
+std::string At(const Harness& h, const sdk::ObjectRef& ref, const char* pointer) {
+  rapidjson::Document doc = h.View(ref);
+  const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(doc);
+  return v == nullptr ? "<none>" : json::Serialize(*v);
 }
 
 }  // namespace portico::controller::testing

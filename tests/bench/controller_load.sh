@@ -3,7 +3,8 @@
 # one route reprocesses only that route" (issue 3, Show). Not a CTest test: run it by hand on a
 # Release (or dev) build.
 #
-#   tests/bench/controller_load.sh [--build DIR] [--routes N] [--per-file K] [--isolate-all] [--keep]
+#   tests/bench/controller_load.sh [--build DIR] [--routes N] [--per-file K] [--isolate-all]
+#                                  [--isolate-plugin NAME] [--edits E] [--keep]
 #
 # Generates 1 GatewayClass + 1 Gateway + N Services + N HTTPRoutes (K routes per file, default
 # 1: one file per route) into a temporary directory, starts portico-controller on it (admin port
@@ -13,6 +14,9 @@
 # --isolate-all runs every processor in a forked child ([plugins] isolate_all): the difference in
 # time to ready, divided by the objects processed, is what isolation costs per call (the
 # 10 s limit is then not checked: isolation is not meant for 20,000 objects at start-up).
+# --edits E then rewrites a ConfigMap (which nothing reads) E times, each once the last is
+# visible, and reports the controller's CPU and its children's per edit: with
+# --isolate-plugin configmap, each edit is one isolated call in a controller holding every object.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -22,6 +26,7 @@ PER_FILE=1
 KEEP=0
 ISOLATE=()
 READY_TIMEOUT_S=120
+EDITS=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) BUILD=$2; shift 2 ;;
@@ -29,7 +34,9 @@ while [ $# -gt 0 ]; do
     --per-file) PER_FILE=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --isolate-all) ISOLATE=(--isolate-all-plugins true); READY_TIMEOUT_S=1200; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --isolate-plugin) ISOLATE+=(--isolate-plugin "$2"); shift 2 ;;
+    --edits) EDITS=$2; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -80,6 +87,9 @@ spec:
   - matches: [{path: {type: PathPrefix, value: /r%(i)05d}}]
     backendRefs: [{name: svc-%(i)05d, port: 80}]
 """ % {"i": i}
+with open(os.path.join(conf, "bench-cm.yaml"), "w") as f:
+    f.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bench-cm, namespace: default}\n"
+            "data: {edit: \"0\"}\n")
 os.makedirs(os.path.join(conf, "routes"), exist_ok=True)
 for start in range(0, routes, per_file):
     docs = [route(i) for i in range(start, min(routes, start + per_file))]
@@ -111,8 +121,11 @@ ready_ns=$(date +%s%N)
 ready_ms=$(( (ready_ns - start_ns) / 1000000 ))
 # CPU at ready (ms): the controller's own, and its reaped children's (isolated calls), which
 # unlike wall time do not depend on how busy the machine is.
-read -r cpu_self cpu_children < <(awk -v hz="$(getconf CLK_TCK)" \
-  '{ printf "%d %d\n", ($14 + $15) * 1000 / hz, ($16 + $17) * 1000 / hz }' "/proc/$PID/stat")
+cpu() {  # cpu: "<controller ms> <reaped children ms>"
+  awk -v hz="$(getconf CLK_TCK)" \
+    '{ printf "%d %d\n", ($14 + $15) * 1000 / hz, ($16 + $17) * 1000 / hz }' "/proc/$PID/stat"
+}
+read -r cpu_self cpu_children < <(cpu)
 
 processed() {  # processed KIND: portico_controller_processed_total{kind="KIND",...}
   curl -sf "$ADMIN/metrics" | awk -v k="kind=\"$1\"" 'index($0, "portico_controller_processed_total{" k) == 1 { print $2 }'
@@ -140,6 +153,22 @@ settled() {
 wait_for 30 settled
 after=$(processed HTTPRoute)
 delta=$(( after - before ))
+
+if [ "$EDITS" -gt 0 ]; then
+  read -r edits_self0 edits_children0 < <(cpu)
+  edits_start=$(date +%s%N)
+  for e in $(seq 1 "$EDITS"); do
+    printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bench-cm, namespace: default}\ndata: {edit: "%s"}\n' "$e" \
+      > "$WORK/conf/bench-cm.yaml.tmp~" && mv "$WORK/conf/bench-cm.yaml.tmp~" "$WORK/conf/bench-cm.yaml"
+    cm_edited() { curl -sf "$ADMIN/api/v1/objects/configmaps/default/bench-cm" | grep -q "\"edit\":\"$e\""; }
+    wait_for 30 cm_edited
+  done
+  edits_ms=$(( ($(date +%s%N) - edits_start) / 1000000 ))
+  read -r edits_self1 edits_children1 < <(cpu)
+  echo "ConfigMap edits:        $EDITS in ${edits_ms} ms; CPU per edit:" \
+    "$(( (edits_self1 - edits_self0) * 1000 / EDITS )) us controller," \
+    "$(( (edits_children1 - edits_children0) * 1000 / EDITS )) us children"
+fi
 
 echo "objects:                $objects"
 echo "ready after start:      ${ready_ms} ms (limit 10000 ms)"
