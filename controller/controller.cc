@@ -78,6 +78,21 @@ StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions optio
   PORTICO_ASSIGN_OR_RETURN(core::PluginSet plugins,
                            core::LoadPluginDir(c->options_.plugin_dir, c->options_.plugin_load));
   c->plugins_ = std::make_unique<core::PluginSet>(std::move(plugins));
+  // An isolation entry naming no plugin in the directory would isolate nothing: refuse it.
+  for (const std::string& name : c->options_.isolation.plugins) {
+    bool found = false;
+    std::string known;
+    for (const core::PluginRecord& record : c->plugins_->plugins) {
+      if (!record.manifest.has_value()) continue;
+      found = found || record.manifest->name == name;
+      known += (known.empty() ? "" : ", ") + record.manifest->name;
+    }
+    if (!found) {
+      return InvalidArgumentError("plugins.isolate: no plugin in " +
+                                  c->options_.plugin_dir.string() + " is named \"" + name +
+                                  "\" (found: " + (known.empty() ? "none" : known) + ")");
+    }
+  }
   PORTICO_ASSIGN_OR_RETURN(ObjectValidator validator,
                            ObjectValidator::Create(c->plugins_->registry));
   c->validator_ = std::make_unique<ObjectValidator>(std::move(validator));
@@ -93,6 +108,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Create(ControllerOptions optio
     if (self->status_writer_) self->UpdateStatusWriter();
   };
   reconciler_options.workers = c->options_.workers;
+  reconciler_options.isolation = c->options_.isolation;
   c->reconciler_ =
       std::make_unique<Reconciler>(*c->plugins_, *c->validator_, *c->synced_, reconciler_options);
   if (c->options_.etcd) {

@@ -80,6 +80,9 @@ struct ControllerOptions {
   size_t max_file_bytes = 64u << 20;
   size_t large_file_bytes = 1u << 20;
   int workers = 2;
+  // Whose processors run in a forked child (isolated_process.h); a name no loaded plugin has is
+  // an error at Create.
+  ProcessIsolation isolation;
   bool testing = false;  // serve wipe-all
   std::string version;   // shown by /api/v1/info
   // How long Apply/Delete with `wait` and WipeAll wait for the controller to catch up.

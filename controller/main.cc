@@ -143,6 +143,9 @@ int main(int argc, char** argv) {
   options.max_file_bytes = config->max_file_bytes;
   options.large_file_bytes = config->large_file_bytes;
   options.workers = config->workers;
+  options.isolation.plugins = config->isolate_plugins;
+  options.isolation.all = config->isolate_all;
+  options.isolation.timeout = std::chrono::milliseconds(config->process_timeout_ms);
   options.testing = config->testing;
   options.version = PORTICO_VERSION;
   if (config->etcd.enabled()) {

@@ -92,6 +92,11 @@ std::string RenderMetrics(const ControllerStats& stats, const core::KindRegistry
          stats.reconciler.requeued_by_dependency);
   Scalar(&out, "portico_controller_status_aggregations_total", "counter",
          "Target statuses recomputed from contributions.", stats.reconciler.status_aggregations);
+  Scalar(&out, "portico_controller_isolated_runs_total", "counter",
+         "Processor runs in a forked child ([plugins] isolate).", stats.reconciler.isolated_runs);
+  Scalar(&out, "portico_controller_isolated_failures_total", "counter",
+         "Isolated processor runs that crashed, hung or could not be started.",
+         stats.reconciler.isolated_failures);
   Scalar(&out, "portico_controller_queue_depth", "gauge", "Objects waiting to be processed.",
          stats.reconciler.queue_depth);
   Scalar(&out, "portico_controller_store_head", "gauge",

@@ -24,6 +24,12 @@ void AddConfigFlags(CLI::App& app, ConfigFlags* flags) {
           "Directory of YAML/JSON resources (watched)");
   Setting(app, flags, "--plugin-dir", &ControllerConfig::plugin_dir,
           "Directory of plugin .so files (default: the installed plugins)");
+  Setting(app, flags, "--isolate-plugin", &ControllerConfig::isolate_plugins,
+          "Run this plugin's processors in a forked child (repeatable; [plugins] isolate)");
+  Setting(app, flags, "--isolate-all-plugins", &ControllerConfig::isolate_all,
+          "Run every plugin's processors in a forked child ([plugins] isolate_all)");
+  Setting(app, flags, "--process-timeout-ms", &ControllerConfig::process_timeout_ms,
+          "Deadline of an isolated processor call; the child is killed past it");
   Setting(app, flags, "--admin-address", &ControllerConfig::admin_address,
           "Address of the admin API");
   Setting(app, flags, "--admin-port", &ControllerConfig::admin_port,

@@ -263,6 +263,41 @@ TEST(ConfigFlagsTest, LimitsFromFileAndFlags) {
       << bad.status();
 }
 
+TEST(ConfigFlagsTest, PluginIsolationFromFileAndFlags) {
+  ControllerConfig defaults;
+  EXPECT_TRUE(defaults.isolate_plugins.empty());
+  EXPECT_FALSE(defaults.isolate_all);
+  EXPECT_EQ(defaults.process_timeout_ms, 5000);
+
+  ControllerConfig config;
+  Status status = ParseConfigToml(
+      "[plugins]\nisolate = [\"webhook\", \"thirdparty\"]\nisolate_all = true\n"
+      "process_timeout_ms = 250\n",
+      "c.toml", &config);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(config.isolate_plugins, (std::vector<std::string>{"webhook", "thirdparty"}));
+  EXPECT_TRUE(config.isolate_all);
+  EXPECT_EQ(config.process_timeout_ms, 250);
+
+  ControllerConfig zero;
+  Status refused = ParseConfigToml("[plugins]\nprocess_timeout_ms = 0\n", "c.toml", &zero);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("c.toml:2: plugins.process_timeout_ms: 0 is out of range"),
+            std::string::npos)
+      << refused;
+  ControllerConfig unknown;
+  EXPECT_FALSE(ParseConfigToml("[plugins]\nisolate_some = 3\n", "c.toml", &unknown).ok());
+
+  ConfigFlags flags;
+  auto parsed = Parse({"portico-controller", "--isolate-plugin", "a", "--isolate-plugin", "b",
+                       "--process-timeout-ms", "900"},
+                      &flags);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->isolate_plugins, (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(parsed->isolate_all);
+  EXPECT_EQ(parsed->process_timeout_ms, 900);
+}
+
 TEST(ConfigFlagsTest, EtcdFromTheFileAndFlags) {
   ControllerConfig config;
   Status status = ParseConfigToml(R"([etcd]

@@ -79,6 +79,10 @@ Status ControllerConfig::Validate() const {
         {"limits.max_objects_per_file", max_objects_per_file}}) {
     if (value == 0) return InvalidArgumentError(std::string(name) + ": must be positive");
   }
+  if (process_timeout_ms <= 0) {
+    return InvalidArgumentError(
+        "plugins.process_timeout_ms: " + std::to_string(process_timeout_ms) + " must be positive");
+  }
   if (sync_log_max_age_ms <= 0) {
     return InvalidArgumentError("sync.log_max_age_ms: " + std::to_string(sync_log_max_age_ms) +
                                 " must be positive");
@@ -148,6 +152,15 @@ Status ParseConfigToml(std::string_view text, const fs::path& file, ControllerCo
                                          std::numeric_limits<int64_t>::max(), &value));
       *field = static_cast<uint64_t>(value);
     }
+    PORTICO_RETURN_IF_ERROR(reader.Finish());
+  }
+  PORTICO_RETURN_IF_ERROR(status);
+  if (const toml::table* plugins = top.Table("plugins", &status)) {
+    Reader reader(file, *plugins, "plugins.");
+    PORTICO_RETURN_IF_ERROR(reader.StringList("isolate", &config->isolate_plugins));
+    PORTICO_RETURN_IF_ERROR(reader.Bool("isolate_all", &config->isolate_all));
+    PORTICO_RETURN_IF_ERROR(
+        reader.Int("process_timeout_ms", 1, 3'600'000, &config->process_timeout_ms));
     PORTICO_RETURN_IF_ERROR(reader.Finish());
   }
   PORTICO_RETURN_IF_ERROR(status);

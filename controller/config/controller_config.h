@@ -28,6 +28,10 @@
 //   max_file_bytes       = 67108864       # one file; larger ones are refused unread
 //   max_objects_per_file = 10000          # documents in one file
 //   large_file_bytes     = 1048576        # files this large are parsed apart from the others
+//   [plugins]                             # containment of processors (isolated_process.h)
+//   isolate     = ["name", ...]           # these plugins' processors run in a forked child:
+//   isolate_all = false                   #   a crash or hang fails the object, not the controller
+//   process_timeout_ms = 5000             # an isolated call running longer is killed
 //   [etcd]                                # keep the resources in etcd instead of config_dir
 //   endpoints = ["127.0.0.1:2379"]        # host:port, http:// or https://; several: failover
 //   prefix    = "/portico"                # keys: <prefix>/<group>/<kind>/<namespace>/<name>
@@ -96,6 +100,11 @@ struct ControllerConfig {
   uint64_t max_file_bytes = uint64_t{64} << 20;
   uint64_t max_objects_per_file = 10'000;
   uint64_t large_file_bytes = uint64_t{1} << 20;
+  // [plugins]: manifest names whose processors run in a forked child; `isolate_all` for every
+  // plugin; the per-call deadline of an isolated call.
+  std::vector<std::string> isolate_plugins;
+  bool isolate_all = false;
+  int64_t process_timeout_ms = 5000;
   int workers = 2;
   std::string log_level = "info";
   bool testing = false;

@@ -51,6 +51,9 @@ class VerifyWorld : public controller::HostServices {
   std::optional<std::string> PreviousSynced(const sdk::ObjectRef&) const override {
     return std::nullopt;
   }
+  void Log(portico_log_level level, std::string_view text) override {
+    controller::LogToSpdlog(level, text);
+  }
 
   void SetExport(const std::string& key, std::string json) { exports_[key] = std::move(json); }
 

@@ -45,7 +45,20 @@ struct ObjectChange {
   const std::map<std::string, std::string>* labels_after = nullptr;
 };
 
-class DependencyIndex {
+// ReadRecorder is where a processing run's reads are registered (HostContext calls it before
+// reading): the DependencyIndex itself, or a recorder that ships them out of an isolated child
+// (isolated_process.h). Thread-safety: as the implementation says.
+class ReadRecorder {
+ public:
+  virtual ~ReadRecorder() = default;
+  virtual void AddGet(const std::string& reader, const std::string& key) = 0;
+  virtual void AddList(const std::string& reader, std::string_view group, std::string_view kind,
+                       std::string_view ns, std::string_view selector_text,
+                       const sdk::LabelSelector& selector) = 0;
+  virtual void AddSecret(const std::string& reader, std::string_view ns, std::string_view name) = 0;
+};
+
+class DependencyIndex final : public ReadRecorder {
  public:
   DependencyIndex() = default;
   DependencyIndex(const DependencyIndex&) = delete;
@@ -57,11 +70,11 @@ class DependencyIndex {
   // RemoveReader forgets everything `reader` read (the reader was deleted).
   void RemoveReader(const std::string& reader);
 
-  void AddGet(const std::string& reader, const std::string& key);
+  void AddGet(const std::string& reader, const std::string& key) override;
   void AddList(const std::string& reader, std::string_view group, std::string_view kind,
                std::string_view ns, std::string_view selector_text,
-               const sdk::LabelSelector& selector);
-  void AddSecret(const std::string& reader, std::string_view ns, std::string_view name);
+               const sdk::LabelSelector& selector) override;
+  void AddSecret(const std::string& reader, std::string_view ns, std::string_view name) override;
 
   // ReadersOf returns the readers affected by `change`, sorted.
   std::vector<std::string> ReadersOf(const ObjectChange& change) const;

@@ -54,8 +54,12 @@ Status CheckJson(const std::optional<std::string>& json, std::string_view what,
 
 }  // namespace
 
-HostContext::HostContext(HostServices& services, DependencyIndex& index,
-                         const sdk::ObjectRef& object, const core::KindId& kind)
+void LogToSpdlog(portico_log_level level, std::string_view text) {
+  spdlog::log(SpdlogLevel(level), "{}", text);
+}
+
+HostContext::HostContext(HostServices& services, ReadRecorder& index, const sdk::ObjectRef& object,
+                         const core::KindId& kind)
     : services_(services),
       object_(object),
       index_(index),
@@ -99,7 +103,7 @@ int64_t HostContext::ListExports(void* host, portico_str group, portico_str kind
     auto parsed = sdk::LabelSelector::Parse(sdk::View(selector));
     if (!parsed.ok()) {
       self->reads_.push_back(line + " (invalid selector)");
-      spdlog::warn("{}: {}", self->display_, parsed.status().message());
+      self->services_.Log(PORTICO_LOG_WARN, self->display_ + ": " + parsed.status().message());
       return -1;
     }
     self->index_.AddList(self->reader_, sdk::View(group), sdk::View(kind), sdk::View(ns),
@@ -175,7 +179,7 @@ int HostContext::GetSecret(void* host, portico_str ns, portico_str name, portico
 void HostContext::Log(void* host, portico_log_level level, portico_str message) {
   auto* self = static_cast<HostContext*>(host);
   try {
-    spdlog::log(SpdlogLevel(level), "{}: {}", self->display_, sdk::View(message));
+    self->services_.Log(level, self->display_ + ": " + std::string(sdk::View(message)));
   } catch (...) {
   }
 }

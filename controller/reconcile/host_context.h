@@ -42,12 +42,17 @@ class HostServices {
   virtual int64_t NowUnixMs() const = 0;
   // PreviousSynced is the synced view committed for `object` (nullopt: none).
   virtual std::optional<std::string> PreviousSynced(const sdk::ObjectRef& object) const = 0;
+  // Log writes a processor's log line (`text` already names the object).
+  virtual void Log(portico_log_level level, std::string_view text) = 0;
 };
+
+// LogToSpdlog is the usual HostServices::Log.
+void LogToSpdlog(portico_log_level level, std::string_view text);
 
 // HostContext is the portico_process_context of one run for `object` (of kind `kind`).
 class HostContext {
  public:
-  HostContext(HostServices& services, DependencyIndex& index, const sdk::ObjectRef& object,
+  HostContext(HostServices& services, ReadRecorder& index, const sdk::ObjectRef& object,
               const core::KindId& kind);
   HostContext(const HostContext&) = delete;
   HostContext& operator=(const HostContext&) = delete;
@@ -72,7 +77,7 @@ class HostContext {
 
   HostServices& services_;
   const sdk::ObjectRef object_;
-  DependencyIndex& index_;
+  ReadRecorder& index_;
   const std::string reader_;   // the processed object's key
   const std::string display_;  // "HTTPRoute default/web", for logs
   const core::KindId kind_;
@@ -80,7 +85,8 @@ class HostContext {
   portico_process_context ctx_;
 };
 
-// ResultCollector is the portico_process_result of one run.
+// ResultCollector is the portico_process_result of one run. Its raw() sinks and callbacks are
+// also how an isolated run's recorded result is replayed into it (isolated_process.h).
 class ResultCollector {
  public:
   explicit ResultCollector(std::string display);

@@ -43,6 +43,7 @@ bool ObjectTable::Upsert(const sdk::ObjectRef& ref, const core::KindInfo* kind,
   auto [slot, added] = secrets_.try_emplace(SecretKey(ref.ns, ref.name));
   bool changed = added || slot->second != payload;
   slot->second = std::move(payload);
+  if (changed) NoteReadableChangeLocked(key);
   return changed;
 }
 
@@ -53,7 +54,9 @@ bool ObjectTable::MarkDeleted(const std::string& key) {
   Entry& e = it->second;
   e.deleted = true;
   e.needs_process = false;
-  if (IsSecret(e.ref)) secrets_.erase(SecretKey(e.ref.ns, e.ref.name));
+  if (IsSecret(e.ref) && secrets_.erase(SecretKey(e.ref.ns, e.ref.name)) > 0) {
+    NoteReadableChangeLocked(key);
+  }
   return true;
 }
 
@@ -101,6 +104,7 @@ ObjectTable::Removal ObjectTable::Erase(const std::string& key) {
   out.export_json = std::move(e.good.export_json);
   out.labels = std::move(e.good.labels);
   entries_.erase(it);
+  NoteReadableChangeLocked(key);
   out.affected_targets = ReplaceContributionsLocked(key, {});
   return out;
 }
@@ -115,6 +119,9 @@ ObjectTable::Committed ObjectTable::CommitResult(const std::string& key, GoodRes
   out.found = true;
   out.old_export = std::move(e.good.export_json);
   out.old_labels = std::move(e.good.labels);
+  if (out.old_export != result.export_json || out.old_labels != result.labels) {
+    NoteReadableChangeLocked(key);
+  }
   e.good = std::move(result);
   e.error.clear();
   e.refusal.reset();
@@ -278,6 +285,24 @@ size_t ObjectTable::Size() const {
   size_t n = 0;
   for (const auto& [key, e] : entries_) n += e.deleted ? 0 : 1;
   return n;
+}
+
+void ObjectTable::NoteReadableChangeLocked(const std::string& key) {
+  uint64_t epoch = readable_epoch_.fetch_add(1, std::memory_order_release) + 1;
+  readable_changes_.emplace_back(epoch, key);
+  if (readable_changes_.size() > kReadableChangesKept) readable_changes_.pop_front();
+}
+
+bool ObjectTable::ChangedSince(uint64_t epoch, std::vector<std::string>* keys) const {
+  std::shared_lock lock(mu_);
+  uint64_t now = readable_epoch_.load(std::memory_order_acquire);
+  if (now == epoch) return true;
+  if (readable_changes_.empty() || readable_changes_.front().first > epoch + 1) return false;
+  for (auto it = readable_changes_.rbegin(); it != readable_changes_.rend() && it->first > epoch;
+       ++it) {
+    keys->push_back(it->second);
+  }
+  return true;
 }
 
 std::vector<std::string> ObjectTable::ReplaceContributionsLocked(const std::string& contributor,

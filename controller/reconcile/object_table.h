@@ -15,7 +15,9 @@
 #ifndef PORTICO_CONTROLLER_RECONCILE_OBJECT_TABLE_H_
 #define PORTICO_CONTROLLER_RECONCILE_OBJECT_TABLE_H_
 
+#include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +25,7 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "controller/reconcile/object_render.h"
@@ -144,6 +147,19 @@ class ObjectTable {
   std::vector<ObjectView> Refused() const;
   size_t Size() const;
 
+  // ---- isolated processing (isolated_process.h)
+
+  // HoldForFork takes the table's lock shared: while it is held no writer is inside, so a child
+  // forked meanwhile gets a consistent copy whose lock is held only shared (its reads work).
+  std::shared_lock<std::shared_mutex> HoldForFork() const { return std::shared_lock(mu_); }
+  // ReadableEpoch grows whenever what a processor can read changes: an export or labels on
+  // commit, an object erased, a Secret's payload. An isolated run registers its reads only after
+  // the child read the table, so the reconciler reprocesses it when this moved meanwhile.
+  uint64_t ReadableEpoch() const { return readable_epoch_.load(std::memory_order_acquire); }
+  // ChangedSince appends the keys whose readable state changed after `epoch` (Secrets by their
+  // object key); false when the changes kept no longer reach back that far (assume anything).
+  bool ChangedSince(uint64_t epoch, std::vector<std::string>* keys) const;
+
  private:
   struct Entry {
     sdk::ObjectRef ref;
@@ -177,6 +193,10 @@ class ObjectTable {
   // target key -> contributor key -> its contributions to the target
   std::map<std::string, std::map<std::string, std::vector<StatusContribution>>> by_target_;
   std::map<std::string, std::set<std::string>> targets_of_;  // contributor -> targets
+  void NoteReadableChangeLocked(const std::string& key);
+  static constexpr size_t kReadableChangesKept = 16384;
+  std::atomic<uint64_t> readable_epoch_{0};  // written under mu_ held exclusively
+  std::deque<std::pair<uint64_t, std::string>> readable_changes_;  // (epoch, key), oldest first
 };
 
 }  // namespace portico::controller

@@ -9,11 +9,13 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 #include <utility>
 
 #include "controller/reconcile/dependency_index.h"
 #include "controller/reconcile/host_context.h"
+#include "controller/reconcile/isolated_process.h"
 #include "controller/reconcile/object_json.h"
 #include "controller/reconcile/object_render.h"
 #include "controller/reconcile/object_table.h"
@@ -79,6 +81,8 @@ struct Reconciler::Impl final : public HostServices {
     if (!stored.has_value() || stored->json == nullptr) return std::nullopt;
     return *stored->json;
   }
+
+  void Log(portico_log_level level, std::string_view text) override { LogToSpdlog(level, text); }
 
   std::string Now() const { return core::FormatRfc3339(wall_ms()); }
 
@@ -220,10 +224,41 @@ struct Reconciler::Impl final : public HostServices {
     const std::string json = json::Serialize(*doc);
 
     // 2. Process: this run's reads replace the previous ones.
-    index.BeginReads(key);
     ResultCollector out(item.ref.Display());
     Status status;
-    if (kind->hooks.process != nullptr) {
+    bool reprocess = false;  // an isolated run read a table that changed before its reads counted
+    if (kind->hooks.process != nullptr && options.isolation.Applies(kind->plugin_name)) {
+      portico_object object{sizeof(portico_object), item.ref.ToC(), sdk::Str(validated->version),
+                            sdk::Str(json), item.generation};
+      std::optional<std::string> previous = PreviousSynced(item.ref);
+      std::shared_lock<std::shared_mutex> hold;
+      uint64_t epoch = 0;
+      IsolatedCall call{kind,
+                        &item.ref,
+                        &object,
+                        std::move(previous),
+                        options.isolation.timeout,
+                        {[&] {
+                           hold = table.HoldForFork();
+                           epoch = table.ReadableEpoch();
+                         },
+                         [&] { hold.unlock(); }}};
+      IsolatedOutcome outcome = RunProcessIsolated(call, *this, index, out);
+      status = outcome.status;
+      if (outcome.contained) {
+        isolated_failures.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        std::vector<std::string> changed;
+        reprocess = !table.ChangedSince(epoch, &changed) || ReadAnyOf(outcome, changed);
+      }
+      isolated_runs.fetch_add(1, std::memory_order_relaxed);
+      if (spdlog::should_log(spdlog::level::trace)) {
+        for (const std::string& read : outcome.reads) {
+          spdlog::trace("{}: read {}", item.ref.Display(), read);
+        }
+      }
+    } else if (kind->hooks.process != nullptr) {
+      index.BeginReads(key);
       HostContext ctx(*this, index, item.ref, kind->id);
       portico_object object{sizeof(portico_object), item.ref.ToC(), sdk::Str(validated->version),
                             sdk::Str(json), item.generation};
@@ -244,6 +279,7 @@ struct Reconciler::Impl final : public HostServices {
         }
       }
     } else if (kind->sync_policy != PORTICO_SYNC_NEVER) {
+      index.BeginReads(key);
       // No processor: the object is stored as given; gateways get its spec.
       const rapidjson::Value* spec = json::Find(*doc, "spec");
       out.SetSynced(spec != nullptr ? json::Serialize(*spec) : "{}");
@@ -260,6 +296,7 @@ struct Reconciler::Impl final : public HostServices {
         queue.AddRateLimited(key);
       } else {
         queue.Forget(key);
+        if (reprocess) Requeue(key);
       }
       return;
     }
@@ -302,6 +339,7 @@ struct Reconciler::Impl final : public HostServices {
       if (target != key) queue.Add(target);
     }
     Render(key, /*aggregation=*/false);
+    if (reprocess) Requeue(key);
   }
 
   // Render recomputes the object's shown status (contributions, condition stamps) and view.
@@ -369,6 +407,8 @@ struct Reconciler::Impl final : public HostServices {
   std::atomic<uint64_t> failed{0};
   std::atomic<uint64_t> requeued_by_dependency{0};
   std::atomic<uint64_t> status_aggregations{0};
+  std::atomic<uint64_t> isolated_runs{0};
+  std::atomic<uint64_t> isolated_failures{0};
   mutable std::mutex metrics_mu;
   std::map<std::string, uint64_t> processed_by_kind;                     // guarded by metrics_mu
   std::map<std::pair<std::string, std::string>, double> plugin_metrics;  // (name, kind)
@@ -530,6 +570,8 @@ ReconcilerMetrics Reconciler::Metrics() const {
   m.failed = impl_->failed.load();
   m.requeued_by_dependency = impl_->requeued_by_dependency.load();
   m.status_aggregations = impl_->status_aggregations.load();
+  m.isolated_runs = impl_->isolated_runs.load();
+  m.isolated_failures = impl_->isolated_failures.load();
   {
     std::lock_guard lock(impl_->metrics_mu);
     m.processed_by_kind = impl_->processed_by_kind;

@@ -34,6 +34,7 @@
 
 #include "controller/center/config_center.h"
 #include "controller/reconcile/object_validator.h"
+#include "controller/reconcile/process_isolation.h"
 #include "controller/reconcile/refusal.h"
 #include "controller/reconcile/sync_feedback.h"
 #include "controller/sync/sync_links.h"
@@ -56,6 +57,8 @@ struct ReconcilerOptions {
   // Called on a worker thread each time the queue becomes idle (nothing queued or in flight)
   // after processing; must be quick and must not call back into the Reconciler's writers.
   std::function<void()> on_idle;
+  // Whose processors run in a forked child, and under what deadline (isolated_process.h).
+  ProcessIsolation isolation;
 };
 
 // ObjectView is an object as the admin API shows it.
@@ -80,6 +83,8 @@ struct ReconcilerMetrics {
   uint64_t failed = 0;     // processor runs that returned an error
   uint64_t requeued_by_dependency = 0;
   uint64_t status_aggregations = 0;  // target statuses recomputed from contributions
+  uint64_t isolated_runs = 0;        // processor runs in a forked child (process_isolation.h)
+  uint64_t isolated_failures = 0;    // of which crashed, hung or could not be started
   std::map<std::string, uint64_t> processed_by_kind;  // "HTTPRoute.gateway.networking.k8s.io"
   size_t objects = 0;
   size_t queue_depth = 0;

@@ -20,19 +20,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-// At returns the JSON at a JSON Pointer ("/status/got/0") of the object's view, "<none>" when
-// absent.
-std::string At(const Harness& h, const sdk::ObjectRef& ref, const char* pointer) {
-  rapidjson::Document doc = h.View(ref);
-  const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(doc);
-  return v == nullptr ? "<none>" : json::Serialize(*v);
-}
-
-std::string TargetRef(std::string_view kind, std::string_view ns, std::string_view name) {
-  return R"({"group":"test.portico.io","kind":")" + std::string(kind) + R"(","namespace":")" +
-         std::string(ns) + R"(","name":")" + std::string(name) + R"("})";
-}
-
 core::StoreKey StoreKeyOf(const sdk::ObjectRef& ref) {
   return core::StoreKey{ref.group, ref.kind, ref.ns, ref.name};
 }

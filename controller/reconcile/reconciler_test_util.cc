@@ -1,6 +1,7 @@
 #include "controller/reconcile/reconciler_test_util.h"
 
 #include <gtest/gtest.h>
+#include <rapidjson/pointer.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -70,12 +71,13 @@ std::string RouteDoc(std::string_view ns, std::string_view name, std::string_vie
          R"("}}],"backendRefs":[{"name":")" + std::string(service) + R"(","port":8080}]}]}})";
 }
 
-Harness::Harness(int workers, bool start) {
+Harness::Harness(int workers, bool start, ProcessIsolation isolation) {
   auto validator = ObjectValidator::Create(TestPlugins().registry);
   EXPECT_TRUE(validator.ok()) << validator.status();
   validator_ = std::make_unique<ObjectValidator>(std::move(validator).value());
   ReconcilerOptions options;
   options.workers = workers;
+  options.isolation = std::move(isolation);
   options.wall_clock_ms = [this] { return wall_ms_.load(); };
   reconciler_ = std::make_unique<Reconciler>(TestPlugins(), *validator_, store_, options);
   if (start) {
@@ -163,6 +165,17 @@ uint64_t Harness::Processed(std::string_view kind_id) const {
   ReconcilerMetrics m = reconciler_->Metrics();
   auto it = m.processed_by_kind.find(std::string(kind_id));
   return it == m.processed_by_kind.end() ? 0 : it->second;
+}
+
+std::string TargetRef(std::string_view kind, std::string_view ns, std::string_view name) {
+  return R"({"group":"test.portico.io","kind":")" + std::string(kind) + R"(","namespace":")" +
+         std::string(ns) + R"(","name":")" + std::string(name) + R"("})";
+}
+
+std::string At(const Harness& h, const sdk::ObjectRef& ref, const char* pointer) {
+  rapidjson::Document doc = h.View(ref);
+  const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(doc);
+  return v == nullptr ? "<none>" : json::Serialize(*v);
 }
 
 }  // namespace portico::controller::testing

@@ -38,6 +38,9 @@ sdk::ObjectRef ProbeRef(std::string_view kind, std::string_view ns, std::string_
 // ProbeKind is the processed_by_kind key of a probe kind ("Target.test.portico.io").
 std::string ProbeKind(std::string_view kind);
 
+// TargetRef is the JSON of a probe object reference, as probe specs take it.
+std::string TargetRef(std::string_view kind, std::string_view ns, std::string_view name);
+
 // Gateway API documents for the real plugins.
 std::string GatewayClassDoc(std::string_view name);
 std::string GatewayDoc(std::string_view ns, std::string_view name, std::string_view class_name);
@@ -47,7 +50,7 @@ std::string RouteDoc(std::string_view ns, std::string_view name, std::string_vie
 
 class Harness {
  public:
-  explicit Harness(int workers = 2, bool start = true);
+  explicit Harness(int workers = 2, bool start = true, ProcessIsolation isolation = {});
   ~Harness();
 
   Reconciler& reconciler() { return *reconciler_; }
@@ -81,6 +84,10 @@ class Harness {
   std::unique_ptr<ObjectValidator> validator_;
   std::unique_ptr<Reconciler> reconciler_;
 };
+
+// At returns the JSON at a JSON Pointer ("/status/got/0") of the object's view, "<none>" when
+// absent.
+std::string At(const Harness& h, const sdk::ObjectRef& ref, const char* pointer);
 
 }  // namespace portico::controller::testing
 

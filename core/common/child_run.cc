@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -27,6 +29,12 @@ void Collect(int status, ChildOutcome& out) {
   } else if (WIFSIGNALED(status)) {
     out.signal = WTERMSIG(status);
   }
+}
+
+// WaitForExit blocks until the child of `pidfd` ends or `ms` pass (1 ms without a pidfd).
+void WaitForExit(int pidfd, int64_t ms) {
+  pollfd p{pidfd, POLLIN, 0};
+  poll(&p, pidfd >= 0 ? 1 : 0, static_cast<int>(std::min<int64_t>(pidfd >= 0 ? ms : 1, 1000)));
 }
 
 }  // namespace
@@ -49,7 +57,7 @@ bool WriteAll(int fd, std::string_view data) {
 }
 
 ChildOutcome RunInChild(const std::function<int(int fd, std::span<char> scratch)>& work,
-                        const ChildLimits& limits) {
+                        const ChildLimits& limits, const ForkHooks& hooks) {
   ChildOutcome out;
   const auto deadline = std::chrono::steady_clock::now() + limits.deadline;
   void* shared = mmap(nullptr, limits.scratch_bytes, PROT_READ | PROT_WRITE,
@@ -62,7 +70,9 @@ ChildOutcome RunInChild(const std::function<int(int fd, std::span<char> scratch)
     munmap(shared, limits.scratch_bytes);
     return out;
   }
+  if (hooks.before_fork) hooks.before_fork();
   pid_t pid = fork();
+  if (pid != 0 && hooks.after_fork) hooks.after_fork();
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
@@ -84,25 +94,37 @@ ChildOutcome RunInChild(const std::function<int(int fd, std::span<char> scratch)
   }
   out.started = true;
   close(fds[1]);
+  // The pipe's EOF is not enough to know the child ended: a child another thread forked
+  // meanwhile holds a copy of this pipe's write end until it ends. So wait on the child itself
+  // (its pidfd, readable when it ends) as well as on the pipe.
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   char buffer[4096];
   bool open = true;
-  while (open) {
+  bool ended = false;
+  while (open && !ended) {
     int64_t left = RemainingMs(deadline);
     if (left == 0) break;
-    pollfd p{fds[0], POLLIN, 0};
-    int ready = poll(&p, 1, static_cast<int>(left));
+    pollfd p[2] = {{fds[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
+    int ready = poll(p, pidfd >= 0 ? 2 : 1, static_cast<int>(left));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) break;
-    ssize_t n = read(fds[0], buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      open = false;
-    } else {
+    if (pidfd >= 0 && (p[1].revents & POLLIN) != 0) {
+      ended = true;
+      fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);  // drain what it wrote
+    }
+    if (p[0].revents == 0 && !ended) continue;
+    while (true) {
+      ssize_t n = read(fds[0], buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) open = false;
+      if (n <= 0) break;
       out.output.append(buffer, static_cast<size_t>(n));
+      if (!ended) break;  // blocking: one read per poll
     }
   }
   close(fds[0]);
-  // The pipe closed (the child is ending) or the deadline passed: reap it, killing it if need be.
+  // The child ended, the pipe closed (the child is ending) or the deadline passed: reap it,
+  // killing it if need be.
   int status = 0;
   while (true) {
     pid_t done = waitpid(pid, &status, WNOHANG);
@@ -117,10 +139,9 @@ ChildOutcome RunInChild(const std::function<int(int fd, std::span<char> scratch)
       if (waitpid(pid, &status, 0) == pid) Collect(status, out);
       break;
     }
-    // Exiting children take a moment after closing the pipe; wait in small slices.
-    pollfd none{-1, 0, 0};
-    poll(&none, 0, 5);
+    WaitForExit(pidfd, RemainingMs(deadline));
   }
+  if (pidfd >= 0) close(pidfd);
   out.scratch.assign(scratch.data(), strnlen(scratch.data(), scratch.size()));
   munmap(shared, limits.scratch_bytes);
   return out;

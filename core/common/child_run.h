@@ -5,7 +5,9 @@
 // The child reports through a pipe (its write end is passed to the work) and through a shared
 // scratch buffer it may overwrite at any time (say, with the input it is about to try), which the
 // parent reads after the child is gone, however it ended.
-// Thread-safety: call it from a single-threaded process (fork copies only the calling thread).
+// Thread-safety: fork copies only the calling thread, so the child must not touch a lock another
+// thread may hold (the logger's, a store's): call it from a single-threaded process, or take
+// those locks in ForkHooks. malloc is safe either way (glibc locks its arenas around fork).
 // Ownership: the child _exit()s with the work's return value; no destructor or atexit handler
 // of the parent's state runs in it.
 #ifndef PORTICO_CORE_COMMON_CHILD_RUN_H_
@@ -42,10 +44,19 @@ struct ChildLimits {
   size_t scratch_bytes = 64 * 1024;           // the shared scratch buffer's size
 };
 
+// ForkHooks let a multi-threaded caller make fork safe for what the child will touch:
+// `before_fork` runs in the parent just before fork() (take the locks the child needs, so no
+// other thread holds them in the copy), `after_fork` in the parent right after it (release
+// them), also when fork failed. The child inherits whatever `before_fork` took.
+struct ForkHooks {
+  std::function<void()> before_fork;
+  std::function<void()> after_fork;
+};
+
 // RunInChild forks; the child runs `work(fd, scratch)` with `fd` the write end of the report
 // pipe, and exits with its return value (1 when it throws).
 ChildOutcome RunInChild(const std::function<int(int fd, std::span<char> scratch)>& work,
-                        const ChildLimits& limits);
+                        const ChildLimits& limits, const ForkHooks& hooks = {});
 
 // WriteAll writes `data` to `fd`, retrying short writes; false on error.
 bool WriteAll(int fd, std::string_view data);

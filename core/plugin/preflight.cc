@@ -1,10 +1,17 @@
 #include "core/plugin/preflight.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <set>
 #include <system_error>
 #include <utility>
 
 #include "core/common/sha256.h"
+#include "core/plugin/elf_dynamic.h"
 #include "core/plugin/elf_manifest.h"
 #include "portico/sdk/abi.h"
 
@@ -30,6 +37,55 @@ std::string PluginRecord::AbiVerdict() const {
   return AbiString(manifest->abi_major, manifest->abi_minor) +
          (CheckAbi(manifest->abi_major, manifest->abi_minor).ok() ? " ok" : " incompatible");
 }
+
+namespace {
+
+// HostExports are the symbols the running binary exports (its .dynsym), read once from
+// /proc/self/exe, mapped rather than copied (a debug build is tens of MB).
+const std::set<std::string>& HostExports() {
+  static const std::set<std::string>* exports = [] {
+    auto* out = new std::set<std::string>();
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0) {
+      if (fd >= 0) close(fd);
+      return out;
+    }
+    void* map = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) return out;
+    auto dynamic = ReadElfDynamic(
+        std::string_view(static_cast<const char*>(map), static_cast<size_t>(st.st_size)));
+    if (dynamic.ok()) {
+      for (std::string& name : dynamic->Exported()) out->insert(std::move(name));
+    }
+    munmap(map, static_cast<size_t>(st.st_size));
+    return out;
+  }();
+  return *exports;
+}
+
+// CollidingExports lists the plugin's strong (non-weak) definitions, besides its entry, of
+// names the host exports too. The plugin is loaded RTLD_LOCAL, so the host and the other plugins
+// keep binding to their own copies; but the plugin's own calls to such a symbol go through the
+// global scope, where the host comes first: the plugin would silently run the host's code. Weak
+// definitions are left alone: they are C++ vague linkage (inline functions, template
+// instantiations such as std::operator+), which the language requires to be the same code
+// everywhere, and which a plugin built without a version script exports by the hundred
+// (`portico-ctl plugin verify` still flags every extra export).
+std::vector<std::string> CollidingExports(std::string_view image) {
+  std::vector<std::string> out;
+  auto dynamic = ReadElfDynamic(image);
+  if (!dynamic.ok()) return out;  // the loader reports an unreadable image itself
+  const std::set<std::string>& host = HostExports();
+  for (const DynamicSymbol& symbol : dynamic->symbols) {
+    if (!symbol.defined || symbol.weak || symbol.name == PORTICO_ENTRY_V1) continue;
+    if (host.count(symbol.name) > 0) out.push_back(symbol.name);
+  }
+  return out;
+}
+
+}  // namespace
 
 PluginRecord PreflightPlugin(const std::filesystem::path& path) {
   PluginRecord record;
@@ -64,7 +120,22 @@ PluginRecord PreflightPlugin(const std::filesystem::path& path) {
   }
   record.manifest = std::move(manifest).value();
   Status abi = CheckAbi(record.manifest->abi_major, record.manifest->abi_minor);
-  if (!abi.ok()) record.Reject(abi.message());
+  if (!abi.ok()) {
+    record.Reject(abi.message());
+    return record;
+  }
+  std::vector<std::string> colliding = CollidingExports(*bytes);
+  if (!colliding.empty()) {
+    std::string names;
+    for (size_t i = 0; i < colliding.size() && i < 3; ++i) {
+      names += (i == 0 ? "" : ", ") + colliding[i];
+    }
+    if (colliding.size() > 3) names += ", ... (" + std::to_string(colliding.size()) + " in all)";
+    record.Reject("exports " + names +
+                  ", which the host binary exports too: the plugin's own calls would run the "
+                  "host's copy; build it with -fvisibility=hidden (portico_add_plugin() does) "
+                  "and export only " PORTICO_ENTRY_V1);
+  }
   return record;
 }
 

@@ -10,14 +10,19 @@
 //   spec.status: object                                     -> the base of the status
 //   spec.failCode (+ spec.failTimes)                         -> fail (the first failTimes runs)
 //   spec.metric / spec.log: string                          -> metric_add(name, 1) / log(info)
+//   spec.fault: "throw" | "crash" | "abort" | "hang"          -> throws std::runtime_error, writes
+//                                                              through a null pointer, calls
+//                                                              abort() or never returns
 // Every status also carries seq (a process-wide run counter), run (this object's run count),
 // generation, and violations (runs that overlapped another run of the same object).
 // Threading: global state under a mutex; process() may run concurrently.
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "portico/sdk/plugin.h"
@@ -78,6 +83,20 @@ Status Probe(const sdk::Object& obj, sdk::ProcessContext& ctx, sdk::ProcessResul
     if (run <= times) {
       return Status(static_cast<StatusCode>(*code),
                     obj.ref().Display() + ": spec.failCode: failing run " + std::to_string(run));
+    }
+  }
+
+  if (std::string fault = json::GetString(*spec, "fault"); !fault.empty()) {
+    if (fault == "throw") throw std::runtime_error("probe fault: thrown on purpose");
+    if (fault == "crash") {
+      int* volatile nowhere = nullptr;
+      *nowhere = 1;
+    }
+    if (fault == "abort") std::abort();
+    if (fault == "hang") {
+      volatile bool forever = true;
+      while (forever) {
+      }
     }
   }
 
