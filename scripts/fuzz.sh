@@ -11,7 +11,8 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(request_stream_fuzz response_stream_fuzz chunked_decoder_fuzz
-                                     path_normalize_fuzz yaml_documents_fuzz snapshot_file_fuzz)
+                                     path_normalize_fuzz yaml_documents_fuzz snapshot_file_fuzz
+                                     route_table_fuzz)
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/portico-ccache}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 cmake --preset fuzz >/dev/null
