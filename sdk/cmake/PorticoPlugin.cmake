@@ -52,6 +52,11 @@ function(_portico_manifest_checker out)
       file(REMOVE ${stale})
     endif()
     find_path(_PORTICO_RAPIDJSON_INCLUDE rapidjson/document.h HINTS ${RAPIDJSON_INCLUDE_DIRS})
+    # A build tool, not part of the plugin: plain flags (a sanitizing preset's CMAKE_CXX_FLAGS,
+    # say -fsanitize=undefined -fno-sanitize-recover, would stop it inside RapidJSON 1.1).
+    # try_compile reads these variables from this function's scope.
+    set(CMAKE_CXX_FLAGS "")
+    set(CMAKE_EXE_LINKER_FLAGS "")
     try_compile(built "${dir}/build" SOURCES "${src}"
       CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${PORTICO_SDK_INCLUDE_DIR};${_PORTICO_RAPIDJSON_INCLUDE}"
       CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON
