@@ -16,7 +16,10 @@ std::shared_ptr<const FilterBindings> FilterBindings::Build(const RuntimeSnapsho
   auto table = std::make_shared<FilterBindings>();
   const FormatEntries* entries = next.Entries(PORTICO_FORMAT_FILTER_BINDING);
   if (entries == nullptr) return table;
-  for (const auto& [id, entry] : *entries) {
+  for (const auto& item : *entries) {
+    // Named, not a structured binding: the lambda below captures them (clang 14 cannot).
+    const std::string& id = item.first;
+    const RuntimeEntry& entry = item.second;
     if (previous != nullptr) {
       auto old = previous->entries_.find(id);
       if (old != previous->entries_.end() && old->second.digest == entry.digest) {
